@@ -1,0 +1,152 @@
+"""The Host interface: everything the engine asks of the editor.
+
+The runtime defines it; `acp_server/host.py` implements it with client requests
+(`session/request_permission`, `fs/*`, `terminal/*`). One Host is bound to one
+session. `HeadlessHost` is the default when no editor is attached: it refuses
+approvals (non-interactive means deny) and uses the local disk.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from runtime.errors import CapabilityNotOffered
+from runtime.protocol import DisplayContent, ToolKind, ToolLocation
+
+PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+@dataclass(frozen=True)
+class HostCapabilities:
+    """What the editor offers. The engine never calls what is not offered."""
+
+    read_text_file: bool = False
+    write_text_file: bool = False
+    terminal: bool = False
+    elicitation: bool = False
+
+
+@dataclass(frozen=True)
+class PermissionOption:
+    option_id: str
+    name: str
+    kind: PermissionOptionKind
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """A question to the user about one tool call (or a fallback choice shown as one)."""
+
+    tool_call_id: str
+    title: str
+    kind: ToolKind
+    options: tuple[PermissionOption, ...]
+    locations: tuple[ToolLocation, ...] = ()
+    raw_input: dict[str, object] | None = None
+    content: tuple[DisplayContent, ...] = ()
+
+
+@dataclass(frozen=True)
+class PermissionOutcome:
+    """`option_id` is the chosen option; None means the request was cancelled."""
+
+    option_id: str | None
+
+    @property
+    def cancelled(self) -> bool:
+        return self.option_id is None
+
+
+FallbackIntent = Literal["retry_always", "retry_once", "retry_with_credits", "stop", "retry_later", "upgrade"]
+
+
+@dataclass(frozen=True)
+class FallbackChoice:
+    """The model ran out (of quota, capacity, or was not found): may we switch?"""
+
+    failed_model: str
+    fallback_model: str
+    failure_kind: Literal["terminal", "transient", "not_found", "unknown"]
+    message: str
+    quota: str | None = None
+    reset_after_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class TerminalExit:
+    exit_code: int | None
+    signal: str | None = None
+
+
+@dataclass(frozen=True)
+class TerminalOutput:
+    output: str
+    truncated: bool
+    exit: TerminalExit | None = None
+
+
+class TerminalHandle(abc.ABC):
+    """A command running in the editor's terminal (`terminal/*`)."""
+
+    terminal_id: str
+
+    @abc.abstractmethod
+    async def wait_for_exit(self) -> TerminalExit: ...
+
+    @abc.abstractmethod
+    async def output(self) -> TerminalOutput: ...
+
+    @abc.abstractmethod
+    async def kill(self) -> None: ...
+
+    @abc.abstractmethod
+    async def release(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class TerminalRequest:
+    command: str
+    args: tuple[str, ...] = ()
+    cwd: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    output_byte_limit: int | None = None
+
+
+class Host(abc.ABC):
+    """What the engine needs from the editor, for one session."""
+
+    capabilities: HostCapabilities = HostCapabilities()
+
+    @abc.abstractmethod
+    async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
+        """Ask the user; returns the chosen option, or a cancelled outcome."""
+
+    async def read_text_file(self, path: Path, line: int | None = None, limit: int | None = None) -> str:
+        """Read through the editor (sees unsaved buffers). Raises FileNotFoundError."""
+        raise CapabilityNotOffered("the editor does not offer fs.readTextFile")
+
+    async def write_text_file(self, path: Path, content: str) -> None:
+        """Write through the editor (it builds its review from the write)."""
+        raise CapabilityNotOffered("the editor does not offer fs.writeTextFile")
+
+    async def create_terminal(self, request: TerminalRequest) -> TerminalHandle:
+        raise CapabilityNotOffered("the editor does not offer terminals")
+
+    async def choose_fallback(self, choice: FallbackChoice) -> FallbackIntent:
+        """Ask the user which way to go after a model failure. Default: stop."""
+        return "stop"
+
+    async def notify(self, message: str) -> None:
+        """Show a message to the user outside the model's answer (optional)."""
+        return None
+
+
+class HeadlessHost(Host):
+    """No editor attached: approvals are refused, files are local, fallbacks stop."""
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
+        reject = next((o for o in request.options if o.kind == "reject_once"), None)
+        return PermissionOutcome(option_id=reject.option_id if reject else None)

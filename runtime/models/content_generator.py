@@ -1,0 +1,43 @@
+"""ContentGenerator: the one door to a model (Gemini CLI's `ContentGenerator`).
+
+`GcliAgentModel` dispatches every model call through one of these. Auth lives
+inside the implementation (API key, Vertex AI, a fake script), never in the
+layers above. Errors are raised as `google.genai.errors.APIError` (or
+subclasses) so the retry and fallback logic sees the same thing whichever
+implementation runs.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from google.genai import types
+
+
+class ContentGenerator(abc.ABC):
+    """Generates content for a model id. Implementations: genai, fake, recording."""
+
+    @abc.abstractmethod
+    async def generate_content(
+        self,
+        *,
+        model: str,
+        contents: list[types.Content],
+        config: types.GenerateContentConfig | None = None,
+    ) -> types.GenerateContentResponse: ...
+
+    @abc.abstractmethod
+    def generate_content_stream(
+        self,
+        *,
+        model: str,
+        contents: list[types.Content],
+        config: types.GenerateContentConfig | None = None,
+    ) -> AsyncIterator[types.GenerateContentResponse]:
+        """An async iterator of response chunks; errors surface on iteration."""
+
+    async def aclose(self) -> None:
+        return None

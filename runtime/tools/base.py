@@ -1,0 +1,96 @@
+"""The tool contract every tool of the catalog implements (Gemini CLI's tool definitions).
+
+A tool describes itself (name, kind, JSON-schema parameters), shows what a call
+will do (`display`, `preview` — the diff of an edit before it is approved), and
+executes. Execution never raises for expected failures: it returns a
+`ToolResult` with `is_error=True` whose `llm_content` explains what went wrong to
+the model. Cancellation arrives as `asyncio.CancelledError` in `execute`.
+
+Tools never touch the disk or spawn processes directly: they go through
+`ToolEnv.files` and `ToolEnv.commands`, which route to the editor when it offers
+`fs` / `terminal` and to the local machine otherwise.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runtime.protocol import DisplayContent, ToolDisplay, ToolKind
+
+if TYPE_CHECKING:
+    from runtime.host import Host
+
+
+@dataclass
+class ToolResult:
+    """What a call produced.
+
+    `llm_content` goes back to the model; `display` is shown in the editor's tool
+    call; `raw_output` is the structured result for the editor; `plan` carries
+    todo entries (write_todos) as dicts `{content, status, priority}`.
+    """
+
+    llm_content: str
+    display: tuple[DisplayContent, ...] = ()
+    is_error: bool = False
+    raw_output: dict[str, Any] | None = None
+    plan: list[dict[str, str]] | None = None
+    error_type: str | None = None
+
+
+# Progress callback: a tool running a command reports its display (e.g. a terminal id, or output so far).
+ProgressCallback = Callable[[tuple[DisplayContent, ...]], Awaitable[None]]
+
+
+@dataclass
+class ToolEnv:
+    """Everything a tool may use for one call. Built per session; never global.
+
+    `roots` are the session's workspace roots (cwd first, then additional
+    directories); every path is resolved against them. `temp_dir` is the
+    project's temp folder (full tool outputs are saved below it).
+    """
+
+    roots: tuple[Path, ...]
+    host: Host
+    session_id: str
+    temp_dir: Path
+    files: Any = None  # runtime.tools.files.FileAccess, set by the session
+    commands: Any = None  # runtime.tools.shell.CommandRunner, set by the session
+    on_progress: ProgressCallback | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cwd(self) -> Path:
+        return self.roots[0]
+
+
+class GcliTool(abc.ABC):
+    """One tool of the catalog, with Gemini CLI's name and parameters."""
+
+    name: str
+    kind: ToolKind
+    description: str
+
+    @abc.abstractmethod
+    def parameters_schema(self) -> dict[str, Any]:
+        """JSON schema (type object) of the arguments."""
+
+    def validate(self, args: dict[str, Any]) -> str | None:
+        """A message when the arguments are unusable, else None."""
+        return None
+
+    @abc.abstractmethod
+    def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
+        """Title, kind and locations for the editor (no I/O)."""
+
+    async def preview(self, args: dict[str, Any], env: ToolEnv) -> tuple[DisplayContent, ...]:
+        """What the user should see before approving (an edit's diff). Default: nothing."""
+        return ()
+
+    @abc.abstractmethod
+    async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult: ...
