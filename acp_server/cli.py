@@ -1,0 +1,147 @@
+"""`adk-acp`: start the agent on stdio.
+
+Start-up order matters to editors, which wait on `initialize`:
+1. parse flags, set up logging (stderr or --log-file) and the optional trace;
+2. start reading stdin on a thread and import pygls + the server modules on
+   another;
+3. answer the first `initialize` straight away (stdlib only: `acp_server.stdio`);
+4. warm ADK and genai up in the background (imports plus one scripted turn),
+   so a first prompt sent a second later does not pay for them;
+5. serve everything else through pygls until stdin closes, then close every
+   session (killing their commands) and exit within a second.
+Nothing but ACP messages is written to stdout: `sys.stdout` is pointed at
+stderr so a stray print cannot corrupt the stream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from acp_server import __version__
+from acp_server.stdio import Output, StdinReader, Trace, answer_initialize
+
+logger = logging.getLogger("acp_server")
+
+TRACE_ENV = "ADK_ACP_TRACE_FILE"
+EXIT_GRACE_S = 0.8
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="adk-acp",
+        description="A coding agent for editors: speaks the Agent Client Protocol (ACP) on stdio "
+        "and runs Gemini models on Google ADK with Gemini CLI's services.",
+    )
+    parser.add_argument("-m", "--model", help="model id or 'auto' (else GEMINI_MODEL, else model.name "
+                        "in .gemini/settings.json, else gemini-2.5-pro)")
+    parser.add_argument("--fake-responses", type=Path, metavar="FILE",
+                        help="answer from a scripted JSONL file (Gemini CLI's format) instead of a real model")
+    parser.add_argument("--record-responses", type=Path, metavar="FILE",
+                        help="append every model response to FILE in the --fake-responses format")
+    parser.add_argument("--approval-mode", choices=["default", "autoEdit", "yolo", "plan"],
+                        help="initial approval mode of new sessions (default: default)")
+    parser.add_argument("--max-turns", type=int, metavar="N", help="stop a prompt after N model turns")
+    parser.add_argument("--max-tokens", type=int, metavar="N", help="stop a prompt after N tokens")
+    parser.add_argument("--max-time", type=float, metavar="SECONDS", help="stop a prompt after SECONDS")
+    parser.add_argument("--log-file", type=Path, metavar="FILE", help="write logs to FILE instead of stderr")
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="log level (default INFO)")
+    parser.add_argument("--trace-file", type=Path, metavar="FILE",
+                        help=f"append a JSONL trace of all protocol traffic, API keys redacted (or set {TRACE_ENV})")
+    parser.add_argument("--experimental-acp", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--version", action="version", version=f"adk-acp {__version__}")
+    return parser
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    handler: logging.Handler
+    if args.log_file:
+        args.log_file.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(args.log_file, encoding="utf-8")
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    for name in ("acp_server", "runtime"):
+        logging.getLogger(name).setLevel(args.log_level)
+    # pygls logs every handler error with a traceback; ours are logged where they arise.
+    logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
+    if args.log_level == "DEBUG":
+        root.setLevel(logging.DEBUG)
+        logging.getLogger("pygls").setLevel(logging.INFO)
+
+
+def _load_server_modules() -> None:
+    import acp_server.server  # noqa: F401 - pygls, acp.schema, handlers
+
+
+def _warm_up() -> None:
+    try:
+        from runtime.warmup import warm_up
+
+        warm_up()
+    except Exception:  # noqa: BLE001 - warm-up is an optimisation; a failure must not stop the agent
+        logger.exception("background warm-up failed")
+
+
+def _flags(args: argparse.Namespace) -> Any:
+    from runtime.config import AgentFlags
+
+    return AgentFlags(
+        model=args.model,
+        fake_responses=args.fake_responses.resolve() if args.fake_responses else None,
+        record_responses=args.record_responses.resolve() if args.record_responses else None,
+        approval_mode=args.approval_mode,
+        max_turns=args.max_turns,
+        max_tokens=args.max_tokens,
+        max_time_s=args.max_time,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _setup_logging(args)
+    trace_path = args.trace_file or os.environ.get(TRACE_ENV)
+    trace = Trace(str(trace_path)) if trace_path else None
+    output = Output(sys.stdout.buffer, trace)
+    stdin = sys.stdin.buffer
+    sys.stdout = sys.stderr  # stdout carries ACP only; stray prints go to stderr
+
+    if args.fake_responses and not args.fake_responses.is_file():
+        logger.error("--fake-responses file not found: %s", args.fake_responses)
+        return 2
+
+    reader = StdinReader(stdin, trace)
+    reader.start()
+    loader = threading.Thread(target=_load_server_modules, name="acp-load", daemon=True)
+    loader.start()
+
+    init_params: dict[str, Any] | None = None
+    first = reader.first()
+    if first is not None:
+        handled, init_params = answer_initialize(first, output)
+        if handled:
+            reader.drop_first()
+    threading.Thread(target=_warm_up, name="adk-warmup", daemon=True).start()
+    loader.join()
+
+    from acp_server.serve import serve
+
+    code = serve(reader, output, init_params, _flags(args))
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    if trace is not None:
+        trace.close()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

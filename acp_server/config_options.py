@@ -1,0 +1,90 @@
+"""Session modes and config options (mode; model), kept in sync.
+
+`session/new` returns both `modes` and `configOptions`; `session/set_mode`,
+`session/set_config_option` and the old `session/set_model` all change the same
+state on the runtime session, and every change answers (or notifies) with the
+complete option list.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from acp_server.errors import invalid_params
+
+if TYPE_CHECKING:
+    from runtime.session import AgentSession
+
+MODES: tuple[tuple[str, str, str], ...] = (
+    ("default", "Default", "Ask before edits, commands and fetches."),
+    ("autoEdit", "Auto edit", "Edit files in the workspace without asking; ask for commands."),
+    ("yolo", "YOLO", "Run every tool without asking."),
+    ("plan", "Plan", "Read-only: explore and plan; no edits or commands."),
+)
+MODE_IDS = tuple(m[0] for m in MODES)
+
+MODEL_CHOICES: tuple[tuple[str, str], ...] = (
+    ("auto", "Auto (routes between Pro and Flash)"),
+    ("gemini-2.5-pro", "Gemini 2.5 Pro"),
+    ("gemini-2.5-flash", "Gemini 2.5 Flash"),
+    ("gemini-2.5-flash-lite", "Gemini 2.5 Flash Lite"),
+    ("gemini-3-pro-preview", "Gemini 3 Pro (preview)"),
+    ("gemini-3-flash-preview", "Gemini 3 Flash (preview)"),
+)
+
+MODE_OPTION = "mode"
+MODEL_OPTION = "model"
+
+
+def model_choices(current: str) -> list[tuple[str, str]]:
+    choices = list(MODEL_CHOICES)
+    if current not in {c[0] for c in choices}:
+        choices.append((current, current))
+    return choices
+
+
+class ConfigOptions:
+    """Builds the ACP views of a runtime session's mode and model."""
+
+    def modes(self, session: AgentSession) -> dict[str, Any]:
+        return {
+            "currentModeId": session.mode,
+            "availableModes": [{"id": i, "name": n, "description": d} for i, n, d in MODES],
+        }
+
+    def options(self, session: AgentSession) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": MODE_OPTION,
+                "name": "Mode",
+                "description": "How much the agent may do without asking.",
+                "category": "mode",
+                "type": "select",
+                "currentValue": session.mode,
+                "options": [{"value": i, "name": n, "description": d} for i, n, d in MODES],
+            },
+            {
+                "id": MODEL_OPTION,
+                "name": "Model",
+                "description": "The Gemini model for this session.",
+                "category": "model",
+                "type": "select",
+                "currentValue": session.model_choice,
+                "options": [{"value": v, "name": n} for v, n in model_choices(session.model_choice)],
+            },
+        ]
+
+    def set(self, session: AgentSession, option_id: str, value: Any) -> None:
+        if option_id == MODE_OPTION:
+            self.set_mode(session, value)
+        elif option_id == MODEL_OPTION:
+            if not isinstance(value, str) or not value.strip():
+                raise invalid_params("the model must be a non-empty string")
+            session.choose_model(value.strip())
+        else:
+            raise invalid_params(f"unknown config option {option_id!r}; known: mode, model")
+
+    def set_mode(self, session: AgentSession, mode: Any) -> None:
+        if mode not in MODE_IDS:
+            raise invalid_params(f"unknown mode {mode!r}; known: {', '.join(MODE_IDS)}")
+        session.set_mode(mode)

@@ -1,0 +1,164 @@
+"""The runtime's Host interface, implemented with client requests.
+
+One `AcpHost` per session. It calls only what the client advertised in
+`initialize` (`fs.readTextFile`, `fs.writeTextFile`, `terminal`, `elicitation`).
+Contract for file reads: a client answering -32002 (resource not found) or an
+error whose message says the file does not exist raises FileNotFoundError.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException
+
+from acp_server.errors import RESOURCE_NOT_FOUND
+from runtime.host import (
+    FallbackChoice,
+    FallbackIntent,
+    Host,
+    HostCapabilities,
+    PermissionOutcome,
+    PermissionRequest,
+    TerminalExit,
+    TerminalHandle,
+    TerminalOutput,
+    TerminalRequest,
+)
+
+if TYPE_CHECKING:
+    from acp_server.transport import JsonRpcEngine
+
+logger = logging.getLogger(__name__)
+
+_NOT_FOUND_WORDS = ("not found", "no such file", "does not exist", "enoent")
+
+
+def capabilities_from(client_caps: dict[str, Any] | None) -> HostCapabilities:
+    caps = client_caps or {}
+    fs = caps.get("fs") if isinstance(caps.get("fs"), dict) else {}
+    return HostCapabilities(
+        read_text_file=bool(fs.get("readTextFile")),
+        write_text_file=bool(fs.get("writeTextFile")),
+        terminal=bool(caps.get("terminal")),
+        elicitation=bool(caps.get("elicitation")),
+    )
+
+
+def permission_params(session_id: str, request: PermissionRequest) -> dict[str, Any]:
+    from acp_server.updates import tool_content
+
+    tool_call: dict[str, Any] = {
+        "toolCallId": request.tool_call_id,
+        "title": request.title,
+        "kind": request.kind,
+        "status": "pending",
+    }
+    if request.locations:
+        tool_call["locations"] = [
+            {"path": loc.path, **({"line": loc.line} if loc.line is not None else {})} for loc in request.locations
+        ]
+    if request.raw_input is not None:
+        tool_call["rawInput"] = request.raw_input
+    if request.content:
+        tool_call["content"] = [
+            c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in tool_content(request.content)
+        ]
+    return {
+        "sessionId": session_id,
+        "toolCall": tool_call,
+        "options": [{"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in request.options],
+    }
+
+
+class AcpTerminal(TerminalHandle):
+    def __init__(self, host: AcpHost, terminal_id: str) -> None:
+        self._host = host
+        self.terminal_id = terminal_id
+
+    def _params(self) -> dict[str, Any]:
+        return {"sessionId": self._host.session_id, "terminalId": self.terminal_id}
+
+    async def wait_for_exit(self) -> TerminalExit:
+        result = await self._host.engine.request("terminal/wait_for_exit", self._params()) or {}
+        return TerminalExit(exit_code=result.get("exitCode"), signal=result.get("signal"))
+
+    async def output(self) -> TerminalOutput:
+        result = await self._host.engine.request("terminal/output", self._params()) or {}
+        status = result.get("exitStatus")
+        exit_ = TerminalExit(exit_code=status.get("exitCode"), signal=status.get("signal")) if status else None
+        return TerminalOutput(output=result.get("output", ""), truncated=bool(result.get("truncated")), exit=exit_)
+
+    async def kill(self) -> None:
+        await self._host.engine.request("terminal/kill", self._params())
+
+    async def release(self) -> None:
+        await self._host.engine.request("terminal/release", self._params())
+
+
+class AcpHost(Host):
+    """Host for one session, speaking to the editor through `engine`."""
+
+    def __init__(self, engine: JsonRpcEngine, session_id: str, client_caps: dict[str, Any] | None) -> None:
+        self.engine = engine
+        self.session_id = session_id
+        self.capabilities = capabilities_from(client_caps)
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
+        result = await self.engine.request("session/request_permission", permission_params(self.session_id, request))
+        outcome = (result or {}).get("outcome") or {}
+        if outcome.get("outcome") == "selected" and isinstance(outcome.get("optionId"), str):
+            valid = {o.option_id for o in request.options}
+            if outcome["optionId"] in valid:
+                return PermissionOutcome(option_id=outcome["optionId"])
+            logger.warning("client chose an unknown option %r; treating as cancelled", outcome["optionId"])
+        return PermissionOutcome(option_id=None)
+
+    async def read_text_file(self, path: Path, line: int | None = None, limit: int | None = None) -> str:
+        if not self.capabilities.read_text_file:
+            return await super().read_text_file(path, line, limit)
+        params: dict[str, Any] = {"sessionId": self.session_id, "path": str(path)}
+        if line is not None:
+            params["line"] = line
+        if limit is not None:
+            params["limit"] = limit
+        try:
+            result = await self.engine.request("fs/read_text_file", params)
+        except JsonRpcException as exc:
+            if exc.code == RESOURCE_NOT_FOUND or any(w in (exc.message or "").lower() for w in _NOT_FOUND_WORDS):
+                raise FileNotFoundError(str(path)) from exc
+            raise OSError(f"the editor could not read {path}: {exc.message}") from exc
+        return str((result or {}).get("content", ""))
+
+    async def write_text_file(self, path: Path, content: str) -> None:
+        if not self.capabilities.write_text_file:
+            return await super().write_text_file(path, content)
+        try:
+            await self.engine.request(
+                "fs/write_text_file", {"sessionId": self.session_id, "path": str(path), "content": content}
+            )
+        except JsonRpcException as exc:
+            raise OSError(f"the editor could not write {path}: {exc.message}") from exc
+
+    async def create_terminal(self, request: TerminalRequest) -> TerminalHandle:
+        if not self.capabilities.terminal:
+            return await super().create_terminal(request)
+        params: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "command": request.command,
+            "args": list(request.args),
+            "env": [{"name": k, "value": v} for k, v in request.env.items()],
+        }
+        if request.cwd is not None:
+            params["cwd"] = str(request.cwd)
+        if request.output_byte_limit is not None:
+            params["outputByteLimit"] = request.output_byte_limit
+        result = await self.engine.request("terminal/create", params)
+        return AcpTerminal(self, str((result or {})["terminalId"]))
+
+    async def choose_fallback(self, choice: FallbackChoice) -> FallbackIntent:
+        from acp_server.fallback import ask_fallback
+
+        return await ask_fallback(self, choice)

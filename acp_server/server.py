@@ -1,0 +1,64 @@
+"""The ACP server: session registry, negotiated client capabilities, handler wiring."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp_server.config_options import ConfigOptions
+from acp_server.errors import session_not_found
+from acp_server.session import AcpSession
+from acp_server.transport import JsonRpcEngine
+from runtime.config import AgentFlags
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ServerOptions:
+    flags: AgentFlags = field(default_factory=AgentFlags)
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    home: Path | None = None
+
+
+class AcpServer:
+    """Holds what outlives one request: client capabilities, credentials, sessions."""
+
+    def __init__(self, engine: JsonRpcEngine, options: ServerOptions) -> None:
+        self.engine = engine
+        self.options = options
+        self.client_capabilities: dict[str, Any] | None = None
+        self.initialized = False
+        self.api_key_override: str | None = None
+        self.auth_preference: str | None = None
+        self.sessions: dict[str, AcpSession] = {}
+        self.config_options = ConfigOptions()
+        from acp_server.handlers import initialize, modes, prompt, sessions
+
+        initialize.register(self)
+        sessions.register(self)
+        prompt.register(self)
+        modes.register(self)
+
+    def mark_initialized(self, params: dict[str, Any]) -> None:
+        caps = params.get("clientCapabilities")
+        self.client_capabilities = caps if isinstance(caps, dict) else {}
+        self.initialized = True
+
+    def session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise session_not_found(session_id)
+        return session
+
+    async def shutdown(self) -> None:
+        sessions = list(self.sessions.values())
+        self.sessions.clear()
+        results = await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                logger.warning("closing a session failed: %s", result)

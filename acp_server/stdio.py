@@ -1,0 +1,181 @@
+"""Newline-delimited JSON on stdin/stdout, with the stdlib only.
+
+This module is imported before anything heavy: it reads lines on a thread,
+writes whole lines under a lock (stdout carries ACP messages and nothing
+else), keeps the opt-in JSONL protocol trace with secrets redacted, and answers
+the first `initialize` itself (`answer_initialize`) while pygls and the engine
+are still loading. Lines of any length work (tens of MB): `readline` on the
+binary stream has no limit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from acp_server.handlers.initialize import InitializeParamsError, initialize_result
+
+_SECRET_KEY = re.compile(r"(api[-_]?key|token|secret|password|authorization|credential)", re.I)
+_GOOGLE_KEY = re.compile(r"AIza[0-9A-Za-z_\-]{20,}")
+
+
+def redact(value: Any) -> Any:
+    """Copy of a JSON value with secrets replaced by '***'."""
+    if isinstance(value, dict):
+        return {
+            k: ("***" if _SECRET_KEY.search(k) and isinstance(v, str) else redact(v)) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        return _GOOGLE_KEY.sub("***", value)
+    return value
+
+
+class Trace:
+    """Opt-in JSONL log of all protocol traffic: {ts, dir: in|out, msg}."""
+
+    def __init__(self, path: str) -> None:
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._lock = threading.Lock()
+
+    def record(self, direction: str, raw: bytes) -> None:
+        try:
+            msg: Any = redact(json.loads(raw))
+        except (ValueError, UnicodeDecodeError):
+            msg = _GOOGLE_KEY.sub("***", raw.decode("utf-8", "replace"))
+        line = json.dumps({"ts": time.time(), "dir": direction, "msg": msg}) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+class Output:
+    """Writes one JSON-RPC message per line to stdout (thread-safe)."""
+
+    def __init__(self, stream: IO[bytes], trace: Trace | None = None) -> None:
+        self._stream = stream
+        self._trace = trace
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        if self._trace is not None:
+            self._trace.record("out", data)
+        with self._lock:
+            if self.closed:
+                return
+            try:
+                self._stream.write(data + b"\n")
+                self._stream.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                self.closed = True
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.write(json.dumps(message, separators=(",", ":")).encode("utf-8"))
+
+    def close(self) -> None:
+        """pygls' writer interface; stdout stays open until the process exits."""
+        return None
+
+
+LineCallback = Callable[[bytes | None], None]
+
+
+class StdinReader:
+    """Reads lines on a daemon thread. Lines wait in a buffer until `attach` is called.
+
+    After `attach(loop, callback)`, each line (and None at EOF) is handed to the
+    callback on the loop's thread, in order.
+    """
+
+    def __init__(self, stream: IO[bytes], trace: Trace | None = None) -> None:
+        self._stream = stream
+        self._trace = trace
+        self._lock = threading.Condition()
+        self._pending: list[bytes | None] = []
+        self._deliver: Callable[[bytes | None], None] | None = None
+        self._thread = threading.Thread(target=self._run, name="acp-stdin", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                line = self._stream.readline()
+            except (OSError, ValueError):
+                line = b""
+            item: bytes | None = line if line else None
+            if item is not None:
+                item = item.rstrip(b"\r\n")
+                if not item.strip():
+                    continue
+                if self._trace is not None:
+                    self._trace.record("in", item)
+            with self._lock:
+                if self._deliver is not None:
+                    self._deliver(item)
+                else:
+                    self._pending.append(item)
+                    self._lock.notify_all()
+            if item is None:
+                return
+
+    def first(self) -> bytes | None:
+        """Block until the first line (or EOF) arrives; it stays buffered."""
+        with self._lock:
+            while not self._pending:
+                self._lock.wait()
+            return self._pending[0]
+
+    def drop_first(self) -> None:
+        with self._lock:
+            self._pending.pop(0)
+
+    def attach(self, loop: Any, callback: LineCallback) -> None:
+        def deliver(item: bytes | None) -> None:
+            loop.call_soon_threadsafe(callback, item)
+
+        with self._lock:
+            for item in self._pending:
+                deliver(item)
+            self._pending.clear()
+            self._deliver = deliver
+
+
+def answer_initialize(line: bytes, output: Output) -> tuple[bool, dict[str, Any] | None]:
+    """Answer an `initialize` request at once.
+
+    Returns (handled, params): handled is False when the line was not an
+    initialize request; params is None when its params were rejected (-32602).
+
+    Anything that is not a well-formed initialize request is left to the engine,
+    which answers it with the proper error.
+    """
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return False, None
+    if not isinstance(message, dict) or message.get("method") != "initialize" or "id" not in message:
+        return False, None
+    if message.get("jsonrpc") != "2.0":
+        return False, None
+    params = message.get("params")
+    try:
+        result = initialize_result(params)
+    except InitializeParamsError as exc:
+        output.send(
+            {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32602, "message": str(exc)}}
+        )
+        return True, None
+    output.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+    return True, params if isinstance(params, dict) else {}

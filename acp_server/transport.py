@@ -1,0 +1,212 @@
+"""pygls' `JsonRPCServer` as the JSON-RPC engine, driven by newline-delimited JSON.
+
+pygls frames messages with Content-Length; ACP puts one JSON message per line.
+So the lines are read by `acp_server.stdio` and fed here one by one: a line that
+is not JSON gets -32700 (id null), JSON that is not a JSON-RPC 2.0 message gets
+-32600, and everything else goes to pygls' protocol, which dispatches requests
+to the registered handlers, matches responses to our own requests, answers
+unknown methods with -32601 and ignores unknown notifications. Writes go
+through `Output` without headers, one line each.
+
+`$/cancel_request {requestId}` cancels the handler task of that request; pygls
+then answers it with -32800.
+
+Handlers are registered with `register(method, params_model, fn)`: params are
+validated with the `acp.schema` model (-32602 with the validation errors),
+runtime errors are mapped through `acp_server.errors`, anything unexpected
+becomes -32603 with a clear message and a log entry, and the server keeps
+serving.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from lsprotocol.converters import get_converter
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import JsonRPCProtocol
+from pygls.server import JsonRPCServer
+
+from acp_server.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    AcpError,
+    from_runtime,
+)
+from acp_server.stdio import Output
+from runtime.errors import RuntimeAgentError
+
+logger = logging.getLogger(__name__)
+
+ACP_CANCEL_REQUEST = "$/cancel_request"
+LSP_CANCEL_REQUEST = "$/cancelRequest"
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class AcpRpcProtocol(JsonRPCProtocol):
+    """pygls' JSON-RPC protocol with ACP's `$/cancel_request`."""
+
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        if method_name in (ACP_CANCEL_REQUEST, LSP_CANCEL_REQUEST):
+            request_id = params.get("requestId", params.get("id")) if isinstance(params, dict) else None
+            if request_id is not None:
+                self._cancel_incoming(request_id)
+            return
+        super()._handle_notification(method_name, params)
+
+    def _cancel_incoming(self, request_id: Any) -> None:
+        future = self._request_futures.get(request_id)
+        if future is None:
+            logger.info("cancel for unknown or finished request %r", request_id)
+            return
+        future.cancel()
+
+
+def _error(code: int, message: str, data: Any = None) -> JsonRpcException:
+    return JsonRpcException(message=message, code=code, data=data)
+
+
+def _validation_data(exc: ValidationError) -> list[dict[str, Any]]:
+    return [
+        {"loc": list(err.get("loc", ())), "msg": err.get("msg", ""), "type": err.get("type", "")}
+        for err in exc.errors(include_url=False)
+    ]
+
+
+def dump(value: Any) -> Any:
+    """acp.schema models (anywhere inside dicts and lists) → JSON-ready data, by alias."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, dict):
+        return {k: dump(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [dump(v) for v in value]
+    return value
+
+
+class _Server(JsonRPCServer):
+    """pygls' server; errors are logged where they happen, not again here."""
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        logger.debug("pygls reported %s: %s", getattr(source, "__name__", source), error)
+
+
+class JsonRpcEngine:
+    """Feeds lines to pygls and registers ACP methods on it."""
+
+    def __init__(self, output: Output) -> None:
+        self.server = _Server(protocol_cls=AcpRpcProtocol, converter_factory=get_converter)
+        self.protocol: AcpRpcProtocol = self.server.protocol  # type: ignore[assignment]
+        self.protocol.set_writer(output, include_headers=False)
+        self._output = output
+
+    # ------------------------------------------------------------ incoming lines
+
+    def feed(self, line: bytes) -> None:
+        try:
+            data = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            self._reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
+            return
+        if not isinstance(data, dict):
+            self._reply_error(None, INVALID_REQUEST, "Invalid Request: expected a JSON object")
+            return
+        msg_id = data.get("id")
+        if data.get("jsonrpc") != "2.0":
+            self._reply_error(msg_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+            return
+        if "method" in data:
+            if not isinstance(data["method"], str):
+                self._reply_error(msg_id, INVALID_REQUEST, "Invalid Request: method must be a string")
+                return
+            data.setdefault("params", None)
+        elif "id" not in data or not ("result" in data or "error" in data):
+            self._reply_error(msg_id, INVALID_REQUEST, "Invalid Request: neither a request nor a response")
+            return
+        try:
+            message = self.protocol.structure_message(data)
+        except JsonRpcException as exc:
+            self._reply_error(msg_id, exc.code, exc.message)
+            return
+        try:
+            self.protocol.handle_message(message)
+        except Exception:  # noqa: BLE001 - the server keeps serving whatever one message does
+            logger.exception("failed to handle message")
+            if "method" in data and "id" in data:
+                self._reply_error(msg_id, INTERNAL_ERROR, "Internal error while dispatching the request")
+
+    def _reply_error(self, msg_id: Any, code: int, message: str) -> None:
+        self._output.send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+
+    # ------------------------------------------------------------ registration
+
+    def register(
+        self,
+        method: str,
+        params_model: type[P] | None,
+        fn: Callable[[Any], Awaitable[Any]],
+    ) -> None:
+        """Register `fn` for `method`; `fn` gets the validated model (or the raw params)."""
+
+        async def handler(params: Any) -> Any:
+            if params_model is not None:
+                try:
+                    parsed: Any = params_model.model_validate(params if params is not None else {})
+                except ValidationError as exc:
+                    raise _error(
+                        INVALID_PARAMS, f"Invalid params for {method}: {_summary(exc)}", _validation_data(exc)
+                    ) from exc
+            else:
+                parsed = params
+            try:
+                return dump(await fn(parsed))
+            except AcpError as exc:
+                raise _error(exc.code, exc.message, exc.data) from exc
+            except RuntimeAgentError as exc:
+                mapped = from_runtime(exc)
+                raise _error(mapped.code, mapped.message, mapped.data) from exc
+            except JsonRpcException:
+                raise
+            except Exception as exc:  # noqa: BLE001 - becomes -32603; the server keeps serving
+                logger.exception("%s failed", method)
+                raise _error(INTERNAL_ERROR, f"Internal error in {method}: {type(exc).__name__}: {exc}") from exc
+
+        handler.__name__ = f"acp_{method.replace('/', '_')}"
+        self.server.feature(method)(handler)
+
+    def register_notification(self, method: str, fn: Callable[[Any], Awaitable[None] | None]) -> None:
+        async def handler(params: Any) -> None:
+            try:
+                result = fn(params)
+                if result is not None:
+                    await result
+            except Exception:  # noqa: BLE001 - a notification has no reply; log it
+                logger.exception("notification %s failed", method)
+
+        handler.__name__ = f"acp_{method.replace('/', '_')}"
+        self.server.feature(method)(handler)
+
+    # ------------------------------------------------------------ outgoing
+
+    def notify(self, method: str, params: Any) -> None:
+        self.protocol.notify(method, dump(params))
+
+    async def request(self, method: str, params: Any) -> Any:
+        """Send a request to the client and wait for its result (raises JsonRpcException)."""
+        return await self.protocol.send_request_async(method, dump(params))
+
+
+def _summary(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False)[:3]:
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "params"
+        parts.append(f"{loc}: {err.get('msg', '')}")
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")

@@ -1,0 +1,187 @@
+"""Runtime events → ACP `session/update` notifications.
+
+The one place that knows both vocabularies for events. Each `AgentEvent` maps
+to zero or more update objects (`acp.schema` models); the caller wraps them in
+a `SessionNotification`. Fatal errors map to nothing here: they end the prompt
+with a JSON-RPC error instead (see `acp_server.session`). Non-fatal errors
+(loop detected, a limit) and notices are shown as agent message text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, assert_never
+
+from acp import schema
+
+from runtime.protocol import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    CustomEvent,
+    DisplayContent,
+    DisplayDiff,
+    DisplayTerminal,
+    DisplayText,
+    ErrorEvent,
+    MessageEvent,
+    SessionUpdateEvent,
+    TextPart,
+    ThoughtPart,
+    ToolDisplay,
+    ToolRequestEvent,
+    ToolResponseEvent,
+    ToolUpdateEvent,
+    UsageEvent,
+)
+
+Update = Any  # one of the acp.schema session update models
+
+PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
+
+
+def _text_block(text: str) -> schema.TextContentBlock:
+    return schema.TextContentBlock(type="text", text=text)
+
+
+def tool_content(items: tuple[DisplayContent, ...]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, DisplayDiff):
+            out.append(
+                schema.FileEditToolCallContent(
+                    type="diff", path=item.path, old_text=item.before_text, new_text=item.after_text
+                )
+            )
+        elif isinstance(item, DisplayTerminal):
+            if item.terminal_id:
+                out.append(schema.TerminalToolCallContent(type="terminal", terminal_id=item.terminal_id))
+            elif item.ansi:
+                out.append(schema.ContentToolCallContent(type="content", content=_text_block(item.ansi)))
+        elif isinstance(item, DisplayText):
+            out.append(schema.ContentToolCallContent(type="content", content=_text_block(item.text)))
+        else:
+            assert_never(item)
+    return out
+
+
+def _locations(display: ToolDisplay | None) -> list[schema.ToolCallLocation] | None:
+    if display is None or not display.locations:
+        return None
+    return [schema.ToolCallLocation(path=loc.path, line=loc.line) for loc in display.locations]
+
+
+class UpdateMapper:
+    """Maps one session's events. `config_options` gives the full current option list."""
+
+    def __init__(self, config_options: Callable[[], list[Any]], current_mode: Callable[[], str]) -> None:
+        self._config_options = config_options
+        self._current_mode = current_mode
+
+    def map(self, event: AgentEvent) -> list[Update]:  # noqa: C901 - one branch per event kind
+        if isinstance(event, MessageEvent):
+            return self._message(event)
+        if isinstance(event, ToolRequestEvent):
+            return [self._tool_call(event)]
+        if isinstance(event, ToolUpdateEvent):
+            return [
+                schema.ToolCallProgress(
+                    session_update="tool_call_update",
+                    tool_call_id=event.request_id,
+                    status="in_progress",
+                    content=tool_content(event.display.content) if event.display and event.display.content else None,
+                )
+            ]
+        if isinstance(event, ToolResponseEvent):
+            return [self._tool_done(event)]
+        if isinstance(event, SessionUpdateEvent):
+            return self._session_update(event)
+        if isinstance(event, UsageEvent):
+            used = (event.input_tokens or 0) + (event.output_tokens or 0)
+            size = event.context_window or 0
+            return [schema.UsageUpdate(session_update="usage_update", used=used, size=max(size, used))]
+        if isinstance(event, ErrorEvent):
+            if event.fatal:
+                return []
+            return [self._chunk(f"\n\n**{event.message}**\n")]
+        if isinstance(event, CustomEvent):
+            return self._custom(event)
+        if isinstance(event, AgentStartEvent | AgentEndEvent):
+            return []
+        assert_never(event)
+
+    @staticmethod
+    def _chunk(text: str) -> schema.AgentMessageChunk:
+        return schema.AgentMessageChunk(session_update="agent_message_chunk", content=_text_block(text))
+
+    def _message(self, event: MessageEvent) -> list[Update]:
+        if event.role != "agent":
+            return []
+        out: list[Update] = []
+        for part in event.content:
+            if isinstance(part, TextPart):
+                out.append(self._chunk(part.text))
+            elif isinstance(part, ThoughtPart):
+                out.append(
+                    schema.AgentThoughtChunk(session_update="agent_thought_chunk", content=_text_block(part.thought))
+                )
+        return out
+
+    @staticmethod
+    def _tool_call(event: ToolRequestEvent) -> schema.ToolCallStart:
+        display = event.display
+        return schema.ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=event.request_id,
+            title=display.title if display else event.name,
+            kind=display.kind if display else "other",
+            status="pending",
+            locations=_locations(display),
+            raw_input=event.args,
+            content=tool_content(display.content) if display and display.content else None,
+        )
+
+    @staticmethod
+    def _tool_done(event: ToolResponseEvent) -> schema.ToolCallProgress:
+        display = event.display
+        return schema.ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=event.request_id,
+            status="failed" if event.is_error else "completed",
+            title=display.title if display else None,
+            locations=_locations(display),
+            content=tool_content(display.content) if display and display.content else None,
+            raw_output=event.data,
+        )
+
+    def _session_update(self, event: SessionUpdateEvent) -> list[Update]:
+        out: list[Update] = []
+        if event.title:
+            now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+            out.append(schema.SessionInfoUpdate(session_update="session_info_update", title=event.title, updated_at=now))
+        if event.config:
+            if "mode" in event.config:
+                out.append(
+                    schema.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=self._current_mode())
+                )
+            out.append(
+                schema.ConfigOptionUpdate(session_update="config_option_update", config_options=self._config_options())
+            )
+        return out
+
+    def _custom(self, event: CustomEvent) -> list[Update]:
+        data = event.data or {}
+        if event.kind == "plan":
+            entries = [
+                schema.PlanEntry(
+                    content=str(e.get("content", "")),
+                    priority=e.get("priority", "medium"),
+                    status=PLAN_STATUS.get(str(e.get("status")), "pending"),
+                )
+                for e in data.get("entries", [])
+            ]
+            return [schema.AgentPlanUpdate(session_update="plan", entries=entries)]
+        if event.kind == "notice" and data.get("text"):
+            return [self._chunk(str(data["text"]))]
+        return []

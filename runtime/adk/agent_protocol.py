@@ -1,0 +1,293 @@
+"""AdkAgentProtocol: the design's AgentProtocol on one ADK `Runner` per session.
+
+Concurrency: one stream at a time per session. `send` starts the stream as a
+task owned by this object and returns its id before `agent_start` is emitted.
+Subscribers are called synchronously, in emission order, on the event loop;
+the ACP layer turns each event into a notification right away, so order on the
+wire is the order here. `abort()` sets ADK's abort signal (dangling tool calls
+get a synthetic response, plugins' `after_run` runs); if the stream has not
+wound down shortly after, the task is cancelled. Either way the stream ends
+with `agent_end{aborted}` and the next `send` works.
+
+Plugins stop a stream through `request_stop(...)`: a limit or the loop detector
+names the end reason (and optionally an error to show), then the abort signal
+ends the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.runners import Runner
+
+from runtime.adk.content import user_content
+from runtime.adk.translator import HTTP_TO_STATUS, AdkEventTranslator
+from runtime.errors import ModelError, StreamActiveError
+from runtime.protocol import (
+    AgentEndEvent,
+    AgentEndReason,
+    AgentEvent,
+    AgentProtocol,
+    AgentSend,
+    AgentStartEvent,
+    ErrorEvent,
+    ErrorStatus,
+    MessageSend,
+    SendResult,
+    SessionUpdateEvent,
+    Subscriber,
+    TextPart,
+    Unsubscribe,
+)
+
+logger = logging.getLogger(__name__)
+
+ABORT_GRACE_S = 0.25
+TITLE_LIMIT = 80
+
+
+@dataclass(frozen=True)
+class StopRequest:
+    reason: AgentEndReason
+    message: str | None = None
+    status: ErrorStatus = "INTERNAL"
+    code: str | None = None
+    data: dict[str, Any] | None = None
+
+
+def title_from(parts: tuple[Any, ...]) -> str | None:
+    text = " ".join(p.text for p in parts if isinstance(p, TextPart)).strip()
+    if not text:
+        return None
+    first = text.splitlines()[0].strip()
+    return first if len(first) <= TITLE_LIMIT else first[: TITLE_LIMIT - 1].rstrip() + "…"
+
+
+class AdkAgentProtocol(AgentProtocol):
+    """One session's engine: send / subscribe / abort / events over an ADK Runner.
+
+    `current_model` tells the model the next stream will use (for the
+    deterministic `session_update{model}`); `on_new_prompt` callbacks run
+    before every stream (availability `reset_turn`, loop-detector reset,
+    sequence-model reset...).
+    """
+
+    def __init__(
+        self,
+        *,
+        runner: Runner,
+        user_id: str,
+        session_id: str,
+        current_model: Callable[[], str],
+        context_window: int,
+        on_new_prompt: list[Callable[[], None]] | None = None,
+        max_llm_calls: int = 500,
+    ) -> None:
+        self._runner = runner
+        self._user_id = user_id
+        self._session_id = session_id
+        self._current_model = current_model
+        self._context_window = context_window
+        self._on_new_prompt = list(on_new_prompt or [])
+        self._run_config = RunConfig(streaming_mode=StreamingMode.SSE, max_llm_calls=max_llm_calls)
+        self._events: list[AgentEvent] = []
+        self._subscribers: list[Subscriber] = []
+        self._task: asyncio.Task[None] | None = None
+        self._abort: asyncio.Event | None = None
+        self._stop: StopRequest | None = None
+        self._stream_id: str | None = None
+        self._counter = 0
+        self._titled = False
+        self._announced_model: str | None = None
+
+    # ------------------------------------------------------------ AgentProtocol
+
+    @property
+    def events(self) -> tuple[AgentEvent, ...]:
+        return tuple(self._events)
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def active(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def subscribe(self, callback: Subscriber) -> Unsubscribe:
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    async def send(self, payload: AgentSend) -> SendResult:
+        if not isinstance(payload, MessageSend):
+            stream_id = self._stream_id or uuid.uuid4().hex
+            self._emit(
+                SessionUpdateEvent(
+                    id=self._next_id(stream_id),
+                    stream_id=stream_id,
+                    title=payload.title,
+                    model=payload.model,
+                    config=payload.config,
+                )
+            )
+            return SendResult(stream_id=None)
+        if self.active:
+            raise StreamActiveError("a prompt is already running in this session")
+        stream_id = uuid.uuid4().hex[:12]
+        self._stream_id = stream_id
+        self._counter = 0
+        self._stop = None
+        self._abort = asyncio.Event()
+        self._task = asyncio.create_task(self._run_stream(stream_id, payload), name=f"stream-{stream_id}")
+        return SendResult(stream_id=stream_id)
+
+    async def abort(self) -> None:
+        task = self._task
+        if task is None or task.done():
+            return
+        if self._stop is None:
+            self._stop = StopRequest(reason="aborted")
+        if self._abort is not None:
+            self._abort.set()
+        done, _ = await asyncio.wait({task}, timeout=ABORT_GRACE_S)
+        if not done:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def wait(self) -> None:
+        """Wait until the active stream (if any) has emitted `agent_end`."""
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def request_stop(self, stop: StopRequest) -> None:
+        """End the active stream with `stop.reason` (used by limit and loop plugins)."""
+        if self._stop is None or self._stop.reason == "aborted":
+            self._stop = stop
+        if self._abort is not None:
+            self._abort.set()
+
+    # ------------------------------------------------------------ internals
+
+    def _next_id(self, stream_id: str) -> str:
+        self._counter += 1
+        return f"{stream_id}-{self._counter}"
+
+    def _emit(self, event: AgentEvent) -> None:
+        self._events.append(event)
+        for callback in list(self._subscribers):
+            try:
+                callback(event)
+            except Exception:
+                logger.exception("a subscriber failed on %s", event.type)
+
+    def emit_external(self, make: Callable[[str, str], AgentEvent]) -> None:
+        """Emit an event built by a collaborator (the scheduler): `make(id, stream_id)`."""
+        stream_id = self._stream_id or "idle"
+        self._emit(make(self._next_id(stream_id), stream_id))
+
+    async def _run_stream(self, stream_id: str, payload: MessageSend) -> None:
+        ids = lambda: self._next_id(stream_id)  # noqa: E731
+        self._emit(AgentStartEvent(id=ids(), stream_id=stream_id))
+        for callback in self._on_new_prompt:
+            callback()
+        if not self._titled:
+            title = title_from(payload.content)
+            if title:
+                self._titled = True
+                self._emit(SessionUpdateEvent(id=ids(), stream_id=stream_id, title=title))
+        self._announce_model(stream_id)
+        translator = AdkEventTranslator(stream_id, ids, self._context_window)
+        reason: AgentEndReason = "completed"
+        data: dict[str, Any] | None = None
+        try:
+            message = user_content(payload.content)
+            async for event in self._runner.run_async(
+                user_id=self._user_id,
+                session_id=self._session_id,
+                new_message=message,
+                run_config=self._run_config,
+                abort_signal=self._abort,
+            ):
+                for out in translator.translate(event):
+                    self._emit(out)
+            reason = translator.end_reason()
+            if translator.finish_reason and reason != "completed":
+                data = {"finishReason": translator.finish_reason}
+        except asyncio.CancelledError:
+            reason = "aborted"
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an error event and agent_end
+            reason = "failed"
+            self._emit(self._error_event(ids(), stream_id, exc))
+        finally:
+            stop = self._stop
+            if stop is not None:
+                reason = stop.reason
+                data = {**(data or {}), **(stop.data or {})}
+                if stop.code:
+                    data["code"] = stop.code
+                if stop.message:
+                    self._emit(
+                        ErrorEvent(
+                            id=ids(),
+                            stream_id=stream_id,
+                            status=stop.status,
+                            message=stop.message,
+                            fatal=False,
+                            meta={"code": stop.code} if stop.code else None,
+                        )
+                    )
+            self._emit(AgentEndEvent(id=ids(), stream_id=stream_id, reason=reason, data=data or None))
+
+    def _announce_model(self, stream_id: str) -> None:
+        model = self._current_model()
+        self._emit(SessionUpdateEvent(id=self._next_id(stream_id), stream_id=stream_id, model=model))
+        self._announced_model = model
+
+    def announce_model_change(self, model: str) -> None:
+        """The model changed inside a stream (routing or fallback): say so once."""
+        if model == self._announced_model:
+            return
+        self._announced_model = model
+        stream_id = self._stream_id or "idle"
+        self._emit(SessionUpdateEvent(id=self._next_id(stream_id), stream_id=stream_id, model=model))
+
+    @staticmethod
+    def _error_event(event_id: str, stream_id: str, exc: BaseException) -> ErrorEvent:
+        if isinstance(exc, ModelError):
+            status = exc.status if exc.status in HTTP_TO_STATUS.values() else "INTERNAL"
+            meta: dict[str, Any] = {"code": exc.code} if exc.code else {}
+            if exc.model:
+                meta["model"] = exc.model
+            return ErrorEvent(
+                id=event_id, stream_id=stream_id, status=status, message=str(exc), fatal=True, meta=meta or None
+            )
+        code = getattr(exc, "code", None)
+        if isinstance(code, int) and code in HTTP_TO_STATUS:
+            message = getattr(exc, "message", None) or str(exc)
+            return ErrorEvent(
+                id=event_id,
+                stream_id=stream_id,
+                status=HTTP_TO_STATUS[code],  # type: ignore[arg-type]
+                message=f"The model request failed ({code}): {message}",
+                fatal=True,
+                meta={"httpStatus": code},
+            )
+        logger.error("stream failed", exc_info=exc)
+        return ErrorEvent(
+            id=event_id,
+            stream_id=stream_id,
+            status="INTERNAL",
+            message=f"{type(exc).__name__}: {exc}",
+            fatal=True,
+        )

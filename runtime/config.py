@@ -1,0 +1,232 @@
+"""Settings, flags and environment, resolved as Gemini CLI does.
+
+Sources, lowest to highest: built-in defaults, `~/.gemini/settings.json` (user),
+`<workspace>/.gemini/settings.json` (workspace), environment variables, flags.
+Nothing here reads process-global state after construction: the workspace and
+the user's home are explicit arguments, so tests and sessions never share them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from runtime.errors import AuthRequiredError, ConfigError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "gemini-2.5-pro"
+DEFAULT_CONTEXT_WINDOW = 1_048_576
+
+AuthKind = Literal["api_key", "vertex", "fake"]
+
+
+@dataclass(frozen=True)
+class AuthConfig:
+    """How the ContentGenerator reaches a model. `fake` means a scripted model file."""
+
+    kind: AuthKind
+    api_key: str | None = None
+    project: str | None = None
+    location: str | None = None
+    base_url: str | None = None
+    fake_responses: Path | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-prompt limits (0 or None = unlimited). Gemini CLI's `model.maxSessionTurns` et al."""
+
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    max_time_s: float | None = None
+
+
+@dataclass(frozen=True)
+class AgentFlags:
+    """What the command line said; None means 'not given'."""
+
+    model: str | None = None
+    fake_responses: Path | None = None
+    record_responses: Path | None = None
+    approval_mode: str | None = None
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    max_time_s: float | None = None
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """Resolved configuration for one session (a workspace)."""
+
+    workspace: Path
+    model: str
+    settings: dict[str, Any]
+    limits: Limits
+    approval_mode: str = "default"
+    record_responses: Path | None = None
+    fake_responses: Path | None = None
+    home: Path = field(default_factory=Path.home)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def with_model(self, model: str) -> RuntimeConfig:
+        return replace(self, model=model)
+
+    @property
+    def temp_dir(self) -> Path:
+        """The project's temp folder (full tool outputs, masked outputs)."""
+        import hashlib
+
+        digest = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:16]
+        return self.home / ".gemini" / "tmp" / digest
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        logger.warning("cannot read settings %s: %s", path, exc)
+        return {}
+    try:
+        data = json.loads(_strip_json_comments(text))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object")
+    return data
+
+
+def _strip_json_comments(text: str) -> str:
+    """settings.json may carry // comments, as Gemini CLI allows."""
+    out: list[str] = []
+    in_string = False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if ch == "\\" and i + 1 < len(text):
+                out.append(text[i + 1])
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+        elif text.startswith("//", i):
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_settings(workspace: Path, home: Path) -> dict[str, Any]:
+    """User settings, then workspace settings over them."""
+    user = _read_json(home / ".gemini" / "settings.json")
+    if workspace.resolve() == home.resolve():
+        return user
+    return _merge(user, _read_json(workspace / ".gemini" / "settings.json"))
+
+
+def _positive(value: Any) -> int | None:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number > 0 else None
+
+
+def resolve_config(
+    workspace: Path,
+    flags: AgentFlags,
+    env: dict[str, str] | None = None,
+    home: Path | None = None,
+) -> RuntimeConfig:
+    """Model: --model, then GEMINI_MODEL, then `model.name` (workspace over user), then the default."""
+    env = dict(os.environ if env is None else env)
+    home = home or Path(env.get("HOME") or Path.home())
+    settings = load_settings(workspace, home)
+    model_settings = settings.get("model") if isinstance(settings.get("model"), dict) else {}
+    model = flags.model or env.get("GEMINI_MODEL") or model_settings.get("name") or DEFAULT_MODEL
+    limits = Limits(
+        max_turns=flags.max_turns or _positive(model_settings.get("maxSessionTurns")),
+        max_tokens=flags.max_tokens or _positive(model_settings.get("maxTokensPerPrompt")),
+        max_time_s=flags.max_time_s or _positive(model_settings.get("maxTimeSeconds")),
+    )
+    general = settings.get("general") if isinstance(settings.get("general"), dict) else {}
+    approval = flags.approval_mode or general.get("defaultApprovalMode") or "default"
+    return RuntimeConfig(
+        workspace=workspace,
+        model=str(model),
+        settings=settings,
+        limits=limits,
+        approval_mode=str(approval),
+        record_responses=flags.record_responses,
+        fake_responses=flags.fake_responses,
+        home=home,
+        env=env,
+    )
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def resolve_auth(
+    env: dict[str, str],
+    *,
+    fake_responses: Path | None = None,
+    api_key_override: str | None = None,
+    prefer: Literal["api_key", "vertex"] | None = None,
+) -> AuthConfig:
+    """Pick credentials: a fake script, then Vertex AI when asked for, then an API key.
+
+    Raises AuthRequiredError with a message that says what to set.
+    """
+    if fake_responses is not None:
+        return AuthConfig(kind="fake", fake_responses=fake_responses)
+    use_vertex = prefer == "vertex" or (prefer is None and _truthy(env.get("GOOGLE_GENAI_USE_VERTEXAI")))
+    if use_vertex:
+        project = env.get("GOOGLE_CLOUD_PROJECT")
+        location = env.get("GOOGLE_CLOUD_LOCATION") or ("global" if project else None)
+        api_key = api_key_override or env.get("GOOGLE_API_KEY")
+        if not project and not api_key:
+            raise AuthRequiredError(
+                "Vertex AI needs GOOGLE_CLOUD_PROJECT (and optionally GOOGLE_CLOUD_LOCATION) with "
+                "Application Default Credentials (gcloud auth application-default login), "
+                "or GOOGLE_API_KEY for Vertex AI express mode."
+            )
+        return AuthConfig(
+            kind="vertex",
+            api_key=api_key if not project else None,
+            project=project,
+            location=location,
+            base_url=env.get("GOOGLE_VERTEX_BASE_URL"),
+        )
+    api_key = api_key_override or env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY")
+    if not api_key:
+        raise AuthRequiredError(
+            "Authentication required: set GEMINI_API_KEY (get a key at "
+            "https://aistudio.google.com/apikey), or set GOOGLE_GENAI_USE_VERTEXAI=true with "
+            "GOOGLE_CLOUD_PROJECT for Vertex AI, then authenticate again."
+        )
+    return AuthConfig(kind="api_key", api_key=api_key, base_url=env.get("GOOGLE_GEMINI_BASE_URL"))

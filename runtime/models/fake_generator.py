@@ -1,0 +1,129 @@
+"""Scripted model: Gemini CLI's `--fake-responses` JSONL format (design: fake ContentGenerator).
+
+One line per model call, consumed in order:
+
+    {"method": "generateContentStream", "response": [<GenerateContentResponse>, ...]}
+    {"method": "generateContent", "response": <GenerateContentResponse>}
+
+A line may also be `{"error": {"code": 429, "status": "...", "message": "...",
+"details": [...]}}` (our extension): the call raises the same `google.genai`
+error a real server would produce, so retry and fallback can be scripted too.
+The same scripts drive Gemini CLI and this agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runtime.errors import ConfigError
+from runtime.models.content_generator import ContentGenerator
+
+if TYPE_CHECKING:
+    from google.genai import types
+
+logger = logging.getLogger(__name__)
+
+
+class FakeResponsesExhausted(RuntimeError):
+    """The script has no line left for this model call."""
+
+
+def _load_lines(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read --fake-responses file {path}: {exc}") from exc
+    lines: list[dict[str, Any]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{number}: not JSON: {exc}") from exc
+        if not isinstance(entry, dict) or not ("response" in entry or "error" in entry):
+            raise ConfigError(f"{path}:{number}: expected an object with 'method' and 'response'")
+        lines.append(entry)
+    return lines
+
+
+class FakeContentGenerator(ContentGenerator):
+    """Replays a script. `requests` records what each call was asked (model, contents)."""
+
+    def __init__(self, script: Path | list[dict[str, Any]], *, chunk_delay_s: float = 0.0) -> None:
+        self._lines = _load_lines(script) if isinstance(script, Path) else list(script)
+        self._next = 0
+        self._chunk_delay_s = chunk_delay_s
+        self.requests: list[tuple[str, list[types.Content]]] = []
+
+    def _take(self, model: str, contents: list[types.Content]) -> dict[str, Any]:
+        self.requests.append((model, list(contents)))
+        if self._next >= len(self._lines):
+            raise FakeResponsesExhausted(
+                f"the fake responses script has no entry left for model call #{self._next + 1}"
+            )
+        entry = self._lines[self._next]
+        self._next += 1
+        if "error" in entry:
+            _raise_api_error(entry["error"])
+        return entry
+
+    async def generate_content(
+        self,
+        *,
+        model: str,
+        contents: list[types.Content],
+        config: types.GenerateContentConfig | None = None,
+    ) -> types.GenerateContentResponse:
+        from google.genai import types as gtypes
+
+        response = self._take(model, contents)["response"]
+        if isinstance(response, list):
+            response = _merge_stream(response)
+        return gtypes.GenerateContentResponse.model_validate(response)
+
+    async def generate_content_stream(
+        self,
+        *,
+        model: str,
+        contents: list[types.Content],
+        config: types.GenerateContentConfig | None = None,
+    ) -> AsyncIterator[types.GenerateContentResponse]:
+        from google.genai import types as gtypes
+
+        response = self._take(model, contents)["response"]
+        chunks = response if isinstance(response, list) else [response]
+        for chunk in chunks:
+            if self._chunk_delay_s:
+                await asyncio.sleep(self._chunk_delay_s)
+            yield gtypes.GenerateContentResponse.model_validate(chunk)
+
+
+def _merge_stream(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """A streamed script line asked for as one response: join the chunks' parts."""
+    parts: list[Any] = []
+    last: dict[str, Any] = {}
+    for chunk in chunks:
+        last = chunk
+        for candidate in chunk.get("candidates", [])[:1]:
+            parts.extend((candidate.get("content") or {}).get("parts", []))
+    merged = dict(last)
+    candidate = dict((last.get("candidates") or [{}])[0])
+    candidate["content"] = {"role": "model", "parts": parts}
+    merged["candidates"] = [candidate]
+    return merged
+
+
+def _raise_api_error(error: dict[str, Any]) -> None:
+    from google.genai import errors
+
+    code = int(error.get("code", 500))
+    body = {"error": error}
+    if 400 <= code < 500:
+        raise errors.ClientError(code, body)
+    raise errors.ServerError(code, body)

@@ -1,0 +1,84 @@
+"""The system prompt: a coding agent's instructions plus the workspace's context files.
+
+Context files (`GEMINI.md`, `AGENTS.md`) are gathered from the workspace up to the
+filesystem root (nearest last, so it weighs most) and from `~/.gemini/GEMINI.md`.
+The prompt is built once per session and cached; it names the workspace, today's
+date and the OS.
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+from datetime import date
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+CONTEXT_FILE_NAMES = ("GEMINI.md", "AGENTS.md")
+MAX_CONTEXT_BYTES = 200_000
+
+_CORE = """\
+You are an interactive coding agent working inside the user's code editor. You help with \
+software engineering tasks: understanding code, fixing bugs, adding features, refactoring, \
+writing tests and explaining.
+
+# How you work
+- Understand first. Use `grep_search`, `glob`, `list_directory` and `read_file` \
+(or `read_many_files`) to learn the code, its conventions and its tests before changing it.
+- Follow the project's existing style, libraries and structure. Never assume a library is \
+available: check the imports and the dependency files.
+- Make changes with `replace` (exact `old_string` with enough surrounding context to be \
+unique) or `write_file` for new files. Every edit is shown to the user as a diff and may need \
+their approval; if they reject it, respect that and ask or propose another way.
+- Verify: run the project's tests, linters or build with `run_shell_command` when that is \
+useful. Explain what a command does before running anything that changes the system.
+- For multi-step work, keep a plan with `write_todos` and update it as you go.
+- Paths are relative to the workspace root unless absolute; never touch files outside \
+the workspace.
+- Be concise. Answer in Markdown. Do not repeat file contents back unless asked. When \
+done, say briefly what changed and anything left to do.
+- Never reveal secrets (API keys, tokens, .env contents) in your answers.
+"""
+
+
+def find_context_files(workspace: Path, home: Path) -> list[Path]:
+    """Context files from the home folder, then from the filesystem root down to the workspace."""
+    found: list[Path] = []
+    global_file = home / ".gemini" / "GEMINI.md"
+    if global_file.is_file():
+        found.append(global_file)
+    chain = [workspace, *workspace.parents]
+    for folder in reversed(chain):
+        for name in CONTEXT_FILE_NAMES:
+            candidate = folder / name
+            if candidate.is_file() and candidate not in found:
+                found.append(candidate)
+    return found
+
+
+def build_system_prompt(
+    workspace: Path, home: Path, *, extra_roots: tuple[Path, ...] = (), today: date | None = None
+) -> str:
+    today = today or date.today()
+    roots = "\n".join(f"- {root}" for root in (workspace, *extra_roots))
+    parts = [
+        _CORE,
+        "# Environment\n"
+        f"- Workspace root(s):\n{roots}\n"
+        f"- Today's date: {today.isoformat()}\n"
+        f"- Operating system: {platform.system()} {platform.release()}\n",
+    ]
+    budget = MAX_CONTEXT_BYTES
+    for path in find_context_files(workspace, home):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            logger.warning("cannot read context file %s: %s", path, exc)
+            continue
+        text = text[:budget]
+        budget -= len(text)
+        parts.append(f"# Context from {path}\n{text.strip()}\n")
+        if budget <= 0:
+            break
+    return "\n".join(parts)

@@ -1,0 +1,50 @@
+"""Background warm-up: import ADK and genai, then run one scripted turn.
+
+`from google.adk.runners import Runner` imports ~670 modules and the first
+`run_async` lazily imports ~500 more. Doing both on a daemon thread right after
+`initialize` has been answered moves that cost off the first real prompt.
+The turn runs in its own event loop with a fake model and touches no files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+_SCRIPT = [
+    {
+        "method": "generateContentStream",
+        "response": [{"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}]}],
+    }
+]
+
+
+async def _one_turn() -> None:
+    from runtime.config import Limits, RuntimeConfig
+    from runtime.host import HeadlessHost
+    from runtime.models.fake_generator import FakeContentGenerator
+    from runtime.protocol import MessageSend, TextPart
+    from runtime.session import SessionSpec, create_session
+
+    home = Path(tempfile.gettempdir()) / "adk-acp-warmup"
+    config = RuntimeConfig(workspace=home, model="gemini-2.5-pro", settings={}, limits=Limits(), home=home)
+    session = await create_session(
+        SessionSpec(config=config, auth=None, host=HeadlessHost(), generator=FakeContentGenerator(list(_SCRIPT)))
+    )
+    try:
+        await session.protocol.send(MessageSend(content=(TextPart(text="warm up"),)))
+        await session.protocol.wait()
+    finally:
+        await session.close()
+
+
+def warm_up() -> None:
+    import google.genai  # noqa: F401
+    from google.adk.runners import Runner  # noqa: F401
+
+    asyncio.run(_one_turn())
+    logger.debug("warm-up done")
