@@ -1,0 +1,74 @@
+"""The built-in rules (tier 1), Gemini CLI's default policies.
+
+| priority | rule | modes |
+|---|---|---|
+| 10 | write_file, replace, run_shell_command, web_fetch → ask_user | all |
+| 15 | write_file, replace → allow | autoEdit |
+| 20 | known-safe read-only shell commands → allow | autoEdit |
+| 50 | read-only tools → allow | all |
+| 60 | everything → deny (plan mode is read-only) | plan |
+| 70 | read-only tools → allow; write_file of a plan file → allow | plan |
+| 999 | everything → allow | yolo |
+
+Shell rules are still subject to the heuristics of `shell_safety` (redirection,
+dangerous commands) in every mode but yolo.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from runtime.tools.policy_rules import PolicyRule, Tier
+from runtime.tools.shell_safety import SAFE_COMMAND_PREFIXES, SHELL_TOOL_NAME
+
+READ_ONLY_TOOLS: tuple[str, ...] = (
+    "read_file",
+    "read_many_files",
+    "glob",
+    "grep_search",
+    "list_directory",
+    "write_todos",
+)
+EDIT_TOOLS: tuple[str, ...] = ("write_file", "replace")
+ASKING_TOOLS: tuple[str, ...] = (*EDIT_TOOLS, SHELL_TOOL_NAME, "web_fetch")
+
+PLAN_MODE_DENY_MESSAGE = (
+    "Plan mode is read-only: edits and commands are not allowed. "
+    "Present the plan to the user, who can switch to another mode to carry it out."
+)
+
+
+def _rule(**fields: object) -> PolicyRule:
+    return PolicyRule.model_validate({**fields, "tier": Tier.DEFAULT, "source": "default"})
+
+
+def plan_file_pattern(plans_dir: Path) -> str:
+    """`argsPattern` matching a `file_path` of a Markdown file directly inside `plans_dir`."""
+    quoted = json.dumps(str(plans_dir), ensure_ascii=False)[1:-1]
+    return '"file_path":"' + re.escape(quoted) + r'[/\\]+[^"/\\]+\.md"'
+
+
+def default_rules(*, plans_dir: Path | None = None) -> tuple[PolicyRule, ...]:
+    """The built-in rules; with `plans_dir`, plan mode may write Markdown plans there."""
+    rules = [
+        _rule(toolName=list(ASKING_TOOLS), decision="ask_user", priority=10),
+        _rule(toolName=list(EDIT_TOOLS), decision="allow", priority=15, modes=["autoEdit"]),
+        _rule(commandPrefix=list(SAFE_COMMAND_PREFIXES), decision="allow", priority=20, modes=["autoEdit"]),
+        _rule(toolName=list(READ_ONLY_TOOLS), decision="allow", priority=50),
+        _rule(toolName="*", decision="deny", priority=60, modes=["plan"], denyMessage=PLAN_MODE_DENY_MESSAGE),
+        _rule(toolName=list(READ_ONLY_TOOLS), decision="allow", priority=70, modes=["plan"]),
+        _rule(toolName="*", decision="allow", priority=999, modes=["yolo"]),
+    ]
+    if plans_dir is not None:
+        rules.append(
+            _rule(
+                toolName="write_file",
+                argsPattern=plan_file_pattern(plans_dir),
+                decision="allow",
+                priority=70,
+                modes=["plan"],
+            )
+        )
+    return tuple(rules)
