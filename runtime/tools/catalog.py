@@ -1,0 +1,56 @@
+"""The tool catalog: every built-in tool, by Gemini CLI's name, and its declarations.
+
+`build_catalog` returns fresh tool objects (tools hold no per-session state: the
+session's roots, Host, FileAccess and CommandRunner arrive in each call's
+`ToolEnv`). `function_declarations` gives the genai-style declaration data
+(name, description, JSON-schema parameters) as plain dicts; wrapping them for ADK
+is the job of `adk_tool.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from runtime.tools.base import GcliTool
+from runtime.tools.edit_tools import ReplaceTool, WriteFileTool
+from runtime.tools.many_files_tool import ReadManyFilesTool
+from runtime.tools.read_tools import ListDirectoryTool, ReadFileTool
+from runtime.tools.search_tools import GlobTool, GrepSearchTool
+from runtime.tools.shell_tool import RunShellCommandTool
+from runtime.tools.todo_tool import WriteTodosTool
+from runtime.tools.web_fetch import WebFetchTool
+
+READ_ONLY_TOOLS = frozenset({"read_file", "read_many_files", "list_directory", "glob", "grep_search", "write_todos"})
+"""Tools that change nothing outside the session (Gemini CLI allows them by default)."""
+
+
+def build_catalog(*, include_web_fetch: bool = True) -> dict[str, GcliTool]:
+    """Every built-in tool, keyed by name, in a stable order."""
+    tools: list[GcliTool] = [
+        ReadFileTool(),
+        ReadManyFilesTool(),
+        ListDirectoryTool(),
+        GlobTool(),
+        GrepSearchTool(),
+        WriteFileTool(),
+        ReplaceTool(),
+        RunShellCommandTool(),
+        WriteTodosTool(),
+    ]
+    if include_web_fetch:
+        tools.append(WebFetchTool())
+    return {tool.name: tool for tool in tools}
+
+
+def function_declaration(tool: GcliTool) -> dict[str, Any]:
+    """`{name, description, parameters}` for one tool (parameters: a JSON schema object)."""
+    return {"name": tool.name, "description": tool.description, "parameters": tool.parameters_schema()}
+
+
+def function_declarations(tools: Mapping[str, GcliTool] | Iterable[GcliTool] | None = None) -> list[dict[str, Any]]:
+    """Declarations for `tools` (a catalog, or any tools), or the full default catalog."""
+    if tools is None:
+        tools = build_catalog()
+    items = tools.values() if isinstance(tools, Mapping) else tools
+    return [function_declaration(tool) for tool in items]

@@ -1,0 +1,264 @@
+"""FileAccess: the one way tools read and write files (what `ToolEnv.files` holds).
+
+Routing, decided once per session from the Host's capabilities:
+
+- `host.capabilities.read_text_file` → reads go through `Host.read_text_file`, so
+  the model sees the editor's unsaved buffers;
+- `host.capabilities.write_text_file` → writes go through `Host.write_text_file`,
+  so the editor builds its review from the write;
+- otherwise the local disk, with atomic writes (a temp file in the same directory,
+  then `os.replace`; the file's mode is kept; parent directories are created).
+
+Listing, searching and existence checks always use the local disk: the editor has
+no listing API.
+
+Contract for the Host implementer (`acp_server/host.py`):
+
+- `read_text_file(path)` must raise `FileNotFoundError` when the editor answers
+  that the file does not exist (JSON-RPC -32002 "resource not found", or an
+  equivalent error message). FileAccess lets it through unchanged, and tools
+  treat it as "no such file" (`write_file` / `replace` then create the file).
+- Any other exception from the host (a `CapabilityNotOffered`, a JSON-RPC error,
+  a lost connection) propagates; tools report it to the model as a failed call.
+- `write_text_file(path, content)` writes the whole content; FileAccess creates
+  missing parent directories on the local disk first.
+
+Paths given to FileAccess must be absolute and already resolved with
+`runtime.tools.paths.resolve_in_roots`; a relative path is a programming error
+(`ValueError`), since the process working directory means nothing here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import stat as stat_module
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime.errors import ToolError
+from runtime.host import Host
+
+logger = logging.getLogger(__name__)
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
+"""Files larger than this are refused by `read_text` (Gemini CLI's 20 MB limit)."""
+
+_SNIFF_BYTES = 4096
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+class BinaryFileError(ToolError):
+    """The file holds binary data, not text."""
+
+
+class FileTooLargeError(ToolError):
+    """The file is larger than the read limit."""
+
+
+@dataclass(frozen=True)
+class DirEntry:
+    """One entry of a directory listing (symlinks are judged by their target)."""
+
+    name: str
+    path: Path
+    is_dir: bool
+    size: int
+    mtime: float
+
+
+def _bom_encoding(head: bytes) -> str | None:
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return encoding
+    return None
+
+
+def looks_binary(head: bytes) -> bool:
+    """True when a file's first bytes look binary: a NUL byte, or >30% control bytes.
+
+    Text with a UTF-16/32 byte-order mark is not binary.
+    """
+    if not head or _bom_encoding(head) is not None:
+        return False
+    if b"\x00" in head:
+        return True
+    control = sum(1 for b in head if b < 9 or 13 < b < 32)
+    return control / len(head) > 0.3
+
+
+def decode_text(data: bytes) -> str:
+    """Decode file bytes: a byte-order mark wins, else UTF-8 (bad bytes replaced)."""
+    encoding = _bom_encoding(data[:4]) or "utf-8"
+    return data.decode(encoding, errors="replace")
+
+
+def _default_file_mode() -> int:
+    """0o666 minus the umask, read without changing it (os.umask is process-wide)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except OSError as exc:
+        logger.debug("cannot read the umask from /proc: %s", exc)
+    return 0o644
+
+
+def _require_absolute(path: Path) -> Path:
+    if not path.is_absolute():
+        raise ValueError(f"FileAccess needs an absolute, resolved path, got '{path}'")
+    return path
+
+
+class FileAccess:
+    """Reads and writes text files for one session, through the editor when it offers `fs`.
+
+    `read_text` raises `FileNotFoundError` (missing), `IsADirectoryError`,
+    `BinaryFileError` and `FileTooLargeError` (both `ToolError`s with a message
+    fit for the model). `write_text` raises `OSError` on local failures and lets
+    host errors through.
+    """
+
+    def __init__(self, host: Host | None = None, *, max_file_bytes: int = MAX_FILE_BYTES) -> None:
+        caps = host.capabilities if host is not None else None
+        self._host = host
+        self._read_via_host = bool(caps and caps.read_text_file)
+        self._write_via_host = bool(caps and caps.write_text_file)
+        self._max_file_bytes = max_file_bytes
+
+    @property
+    def reads_through_editor(self) -> bool:
+        return self._read_via_host
+
+    @property
+    def writes_through_editor(self) -> bool:
+        return self._write_via_host
+
+    # ------------------------------------------------------------ reading
+
+    async def read_text(self, path: Path) -> str:
+        """The file's whole text. See the class docstring for the errors."""
+        _require_absolute(path)
+        local = await asyncio.to_thread(self._local_precheck, path)
+        if self._read_via_host and self._host is not None:
+            text = await self._host.read_text_file(path)
+            if "\x00" in text[:_SNIFF_BYTES]:
+                raise BinaryFileError(f"Cannot read binary file as text: {path}")
+            if len(text) > self._max_file_bytes:
+                raise FileTooLargeError(self._too_large_message(path, len(text)))
+            return text
+        if local is None:
+            raise FileNotFoundError(f"File not found: {path}")
+        return await asyncio.to_thread(self._read_local, path)
+
+    def _local_precheck(self, path: Path) -> os.stat_result | None:
+        """Refuse directories, huge and binary files seen on disk; None when absent."""
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        if stat_module.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(f"Path is a directory, not a file: {path}")
+        if st.st_size > self._max_file_bytes:
+            raise FileTooLargeError(self._too_large_message(path, st.st_size))
+        if not stat_module.S_ISREG(st.st_mode):
+            raise ToolError(f"Not a regular file (a device, socket or pipe): {path}")
+        with open(path, "rb") as handle:
+            if looks_binary(handle.read(_SNIFF_BYTES)):
+                raise BinaryFileError(f"Cannot read binary file as text: {path}")
+        return st
+
+    def _read_local(self, path: Path) -> str:
+        with open(path, "rb") as handle:
+            data = handle.read(self._max_file_bytes + 1)
+        if len(data) > self._max_file_bytes:
+            raise FileTooLargeError(self._too_large_message(path, len(data)))
+        return decode_text(data)
+
+    def _too_large_message(self, path: Path, size: int) -> str:
+        limit_mb = self._max_file_bytes / (1024 * 1024)
+        return f"File is too large to read ({size / (1024 * 1024):.1f} MB, limit {limit_mb:g} MB): {path}"
+
+    # ------------------------------------------------------------ writing
+
+    async def write_text(self, path: Path, content: str) -> None:
+        """Write the whole `content` (UTF-8), creating parent directories."""
+        _require_absolute(path)
+        if self._write_via_host and self._host is not None:
+            await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+            await self._host.write_text_file(path, content)
+            return
+        await asyncio.to_thread(atomic_write_text, path, content)
+
+    # ------------------------------------------------------------ local facts
+
+    async def exists(self, path: Path) -> bool:
+        """Whether anything exists at `path` on the local disk."""
+        _require_absolute(path)
+        return await asyncio.to_thread(os.path.lexists, path)
+
+    async def is_dir(self, path: Path) -> bool:
+        _require_absolute(path)
+        return await asyncio.to_thread(os.path.isdir, path)
+
+    async def list_dir(self, path: Path) -> list[DirEntry]:
+        """The entries of a directory on the local disk (unsorted). Raises OSError."""
+        _require_absolute(path)
+        return await asyncio.to_thread(_list_dir, path)
+
+
+def _list_dir(path: Path) -> list[DirEntry]:
+    entries: list[DirEntry] = []
+    with os.scandir(path) as scan:
+        for entry in scan:
+            try:
+                st = entry.stat(follow_symlinks=True)
+            except OSError:
+                st = entry.stat(follow_symlinks=False)  # a dangling symlink
+            entries.append(
+                DirEntry(
+                    name=entry.name,
+                    path=Path(entry.path),
+                    is_dir=stat_module.S_ISDIR(st.st_mode),
+                    size=st.st_size,
+                    mtime=st.st_mtime,
+                )
+            )
+    return entries
+
+
+def atomic_write_text(path: Path, content: str) -> None:
+    """Write `content` to `path` atomically on the local disk.
+
+    A symlink is written through (its target is replaced, the link stays). The
+    existing file's permission bits are kept; a new file gets 0o666 minus umask.
+    """
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat_module.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = _default_file_mode()
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, target)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            logger.debug("temp file %s already gone", tmp_name)
+        raise

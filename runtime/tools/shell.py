@@ -1,0 +1,347 @@
+"""CommandRunner: the one way tools run shell commands (what `ToolEnv.commands` holds).
+
+When the editor offers terminals (`host.capabilities.terminal`), a command runs in
+an editor terminal: `Host.create_terminal(bash -c <command>)`, whose id is
+reported at once through the progress callback so the editor can embed the live
+terminal; then wait for exit, read the output, release. Otherwise it runs as a
+local subprocess in its own process group, its output (stdout and stderr merged)
+streamed through the callback at most every `update_interval_s`.
+
+Cancellation (`asyncio.CancelledError` in `run`) stops the command before the
+error is re-raised: the editor terminal is killed and released; a local process
+group gets SIGTERM, then SIGKILL for whatever is still alive after a short grace.
+A timeout does the same but returns a result with `timed_out=True`.
+
+Contract for the Host implementer: `TerminalHandle.wait_for_exit` must tolerate
+being cancelled (a timeout or a cancel); `kill` and `release` may be called on a
+terminal whose command has already ended; errors other than cancellation
+propagate to the tool, which reports them to the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime.host import Host, TerminalExit, TerminalRequest
+from runtime.protocol import DisplayTerminal
+from runtime.tools.base import ProgressCallback
+from runtime.tools.process_group import group_alive, live_group_members, terminate_group
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_OUTPUT_LIMIT = 1_000_000
+"""Bytes of output kept per command (the tail); the scheduler truncates further for the model."""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """How a command ended.
+
+    `exit_code` is None when a signal ended it (`signal` names it, e.g. "SIGTERM")
+    or when the exit is unknown. `truncated`: `output` holds only the tail.
+    `terminal_id` is set when the editor ran it, `pid` (also the process group
+    id) when it ran locally. `background_pids`: processes of the group still alive
+    after the command exited (started with `&`). `cancelled` is never True in a
+    result returned by `run` (a cancel re-raises) and exists for callers that
+    record a cancelled run themselves.
+    """
+
+    output: str
+    exit_code: int | None
+    signal: str | None = None
+    timed_out: bool = False
+    cancelled: bool = False
+    truncated: bool = False
+    terminal_id: str | None = None
+    pid: int | None = None
+    background_pids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class BackgroundProcess:
+    """A command started without waiting: its pid (a process group leader) and its log file."""
+
+    pid: int
+    log_path: Path
+
+
+class _TailBuffer:
+    """Keeps the last `limit` bytes of a stream."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = max(limit, 1)
+        self._data = bytearray()
+        self.truncated = False
+        self.version = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self._data += chunk
+        self.version += 1
+        excess = len(self._data) - self._limit
+        if excess > 0:
+            del self._data[:excess]
+            self.truncated = True
+
+    def text(self) -> str:
+        data = bytes(self._data)
+        if self.truncated:
+            # Drop a multi-byte character cut in half at the front.
+            start = 0
+            while start < min(len(data), 3) and (data[start] & 0xC0) == 0x80:
+                start += 1
+            data = data[start:]
+        return data.decode("utf-8", errors="replace")
+
+
+class _Collector(asyncio.SubprocessProtocol):
+    def __init__(self, buffer: _TailBuffer) -> None:
+        self._buffer = buffer
+        self.exited = asyncio.Event()
+        self.output_closed = asyncio.Event()
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self._buffer.feed(data.encode() if isinstance(data, str) else data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.output_closed.set()
+
+    def process_exited(self) -> None:
+        self.exited.set()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _exit_parts(returncode: int | None) -> tuple[int | None, str | None]:
+    if returncode is None:
+        return None, None
+    if returncode < 0:
+        return None, _signal_name(-returncode)
+    return returncode, None
+
+
+class CommandRunner:
+    """Runs shell commands for one session, in the editor's terminal when it offers one."""
+
+    def __init__(
+        self,
+        host: Host | None = None,
+        *,
+        update_interval_s: float = 0.1,
+        kill_grace_s: float = 1.0,
+        drain_s: float = 0.2,
+    ) -> None:
+        self._host = host
+        self._use_terminal = bool(host is not None and host.capabilities.terminal)
+        self._update_interval_s = update_interval_s
+        self._kill_grace_s = kill_grace_s
+        self._drain_s = drain_s
+        self._local_shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
+
+    @property
+    def uses_editor_terminal(self) -> bool:
+        return self._use_terminal
+
+    async def run(
+        self,
+        command: str,
+        cwd: Path,
+        timeout_s: float,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        on_output: ProgressCallback | None = None,
+    ) -> CommandResult:
+        """Run `bash -c command` in `cwd` and wait for it (at most `timeout_s`).
+
+        Raises `OSError` when a local process cannot be started, host errors as
+        they come, and `asyncio.CancelledError` after stopping the command.
+        """
+        if self._use_terminal and self._host is not None:
+            return await self._run_in_terminal(self._host, command, cwd, timeout_s, output_limit, on_output)
+        return await self._run_local(command, cwd, timeout_s, output_limit, on_output)
+
+    # ------------------------------------------------------------ editor terminal
+
+    async def _run_in_terminal(
+        self,
+        host: Host,
+        command: str,
+        cwd: Path,
+        timeout_s: float,
+        output_limit: int,
+        on_output: ProgressCallback | None,
+    ) -> CommandResult:
+        shell = "bash" if os.path.basename(self._local_shell) == "bash" else "sh"
+        request = TerminalRequest(command=shell, args=("-c", command), cwd=cwd, output_byte_limit=output_limit)
+        handle = await host.create_terminal(request)
+        released = False
+        try:
+            if on_output is not None:
+                await on_output((DisplayTerminal(terminal_id=handle.terminal_id),))
+            timed_out = False
+            exit_status: TerminalExit | None
+            try:
+                exit_status = await asyncio.wait_for(handle.wait_for_exit(), timeout_s)
+            except TimeoutError:
+                timed_out = True
+                exit_status = None
+                await handle.kill()
+            output = await handle.output()
+            exit_status = exit_status or output.exit
+            released = True
+            await handle.release()
+        except asyncio.CancelledError:
+            if not released:
+                await _quietly(handle.kill(), "kill terminal")
+                await _quietly(handle.release(), "release terminal")
+                released = True
+            raise
+        finally:
+            if not released:
+                await _quietly(handle.release(), "release terminal")
+        return CommandResult(
+            output=output.output,
+            exit_code=exit_status.exit_code if exit_status else None,
+            signal=exit_status.signal if exit_status else None,
+            timed_out=timed_out,
+            truncated=output.truncated,
+            terminal_id=handle.terminal_id,
+        )
+
+    # ------------------------------------------------------------ local process
+
+    async def _run_local(
+        self,
+        command: str,
+        cwd: Path,
+        timeout_s: float,
+        output_limit: int,
+        on_output: ProgressCallback | None,
+    ) -> CommandResult:
+        loop = asyncio.get_running_loop()
+        buffer = _TailBuffer(output_limit)
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Collector(buffer),
+            self._local_shell,
+            "-c",
+            command,
+            cwd=str(cwd),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        pid = transport.get_pid()
+        timed_out = False
+        try:
+            if on_output is not None:
+                await on_output((DisplayTerminal(pid=pid),))
+            timed_out = not await self._wait_streaming(protocol, buffer, pid, timeout_s, on_output)
+            if timed_out:
+                await terminate_group(pid, self._kill_grace_s)
+                await protocol.exited.wait()
+            await _wait_quietly(protocol.output_closed, self._drain_s)
+        except asyncio.CancelledError:
+            await terminate_group(pid, self._kill_grace_s)
+            transport.close()
+            raise
+        finally:
+            transport.close()
+        exit_code, signal_name = _exit_parts(transport.get_returncode())
+        background = () if timed_out else tuple(live_group_members(pid))
+        result = CommandResult(
+            output=buffer.text(),
+            exit_code=exit_code,
+            signal=signal_name,
+            timed_out=timed_out,
+            truncated=buffer.truncated,
+            pid=pid,
+            background_pids=background,
+        )
+        if on_output is not None:
+            await on_output((DisplayTerminal(pid=pid, exit_code=exit_code, ansi=result.output),))
+        return result
+
+    async def _wait_streaming(
+        self,
+        protocol: _Collector,
+        buffer: _TailBuffer,
+        pid: int,
+        timeout_s: float,
+        on_output: ProgressCallback | None,
+    ) -> bool:
+        """Wait for the exit, publishing new output every interval; False on timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        published = buffer.version
+        while not protocol.exited.is_set():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            await _wait_quietly(protocol.exited, min(self._update_interval_s, remaining))
+            if on_output is not None and buffer.version != published and not protocol.exited.is_set():
+                published = buffer.version
+                await on_output((DisplayTerminal(pid=pid, ansi=buffer.text()),))
+        return True
+
+    async def start_background(self, command: str, cwd: Path, log_path: Path) -> BackgroundProcess:
+        """Start `command` locally without waiting; its output goes to `log_path`.
+
+        The command leads its own process group (kill it with `kill -- -PID`).
+        Only local: an editor terminal cannot outlive the tool call.
+        """
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        # A short-lived launcher backgrounds the command and prints its pid, so no
+        # process object of ours is left waiting for it.
+        launcher = 'setsid "$0" -c "$1" >"$2" 2>&1 </dev/null & echo $!'
+        if shutil.which("setsid") is None:
+            launcher = '"$0" -c "$1" >"$2" 2>&1 </dev/null & echo $!'
+        proc = await asyncio.create_subprocess_exec(
+            self._local_shell,
+            "-c",
+            launcher,
+            self._local_shell,
+            command,
+            str(log_path),
+            cwd=str(cwd),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        out, err = await proc.communicate()
+        text = out.decode(errors="replace").strip()
+        if proc.returncode != 0 or not text.isdigit():
+            raise OSError(f"could not start the background command: {err.decode(errors='replace').strip()}")
+        return BackgroundProcess(pid=int(text), log_path=log_path)
+
+
+async def _wait_quietly(event: asyncio.Event, timeout_s: float) -> bool:
+    try:
+        await asyncio.wait_for(event.wait(), timeout_s)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def _quietly(awaitable: Awaitable[None], what: str) -> None:
+    """Cleanup that must not hide the error being handled; failures are logged."""
+    try:
+        await awaitable
+    except Exception as exc:  # noqa: BLE001 - cleanup during another error; logged
+        logger.warning("could not %s: %s", what, exc)
+
+
+__all__ = ["BackgroundProcess", "CommandResult", "CommandRunner", "DEFAULT_OUTPUT_LIMIT", "group_alive"]
