@@ -74,6 +74,8 @@ def _setup_logging(args: argparse.Namespace) -> None:
         logging.getLogger(name).setLevel(args.log_level)
     # pygls logs every handler error with a traceback; ours are logged where they arise.
     logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
+    # ADK logs a traceback for every failed model call; the engine reports it once itself.
+    logging.getLogger("google_adk.google.adk.workflow._node_runner").setLevel(logging.CRITICAL)
     if args.log_level == "DEBUG":
         root.setLevel(logging.DEBUG)
         logging.getLogger("pygls").setLevel(logging.INFO)

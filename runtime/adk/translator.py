@@ -102,6 +102,10 @@ class AdkEventTranslator:
                 out.append(MessageEvent(**self._base(), role="agent", content=tuple(parts)))
         if event.content and event.content.role == "model":
             self._saw_delta = False
+        if event.error_code and event.finish_reason is None and not event.content:
+            # ADK's record of an exception raised by the model call: the exception
+            # itself reaches AdkAgentProtocol, which reports it once.
+            return out
         if event.error_code or event.finish_reason:
             self._last_finish = _finish_name(event.finish_reason) or _finish_name(event.error_code)
         if event.error_code and finish_to_end_reason(self._last_finish) == "failed":
