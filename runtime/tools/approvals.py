@@ -1,0 +1,132 @@
+"""Approvals: the permission request for a tool call, its answer, and the approval queue.
+
+ADK runs the function calls of one model turn as parallel asyncio tasks, but the
+user answers one question at a time. `ApprovalQueue` hands out tickets in call
+order; a call that needs approval waits until every earlier call has passed its
+approval stage (asked and answered, no question needed, failed or cancelled), so
+at most one permission request is open and requests appear in call order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Literal
+
+from runtime.errors import RuntimeAgentError
+from runtime.host import PermissionOption, PermissionOutcome, PermissionRequest
+from runtime.protocol import DisplayContent, ToolDisplay
+
+logger = logging.getLogger(__name__)
+
+PROCEED_ONCE = "proceed_once"
+PROCEED_ALWAYS = "proceed_always"
+PROCEED_ALWAYS_AND_SAVE = "proceed_always_and_save"
+CANCEL = "cancel"
+REJECT_ALWAYS = "reject_always"
+
+PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption(option_id=PROCEED_ONCE, name="Allow", kind="allow_once"),
+    PermissionOption(option_id=PROCEED_ALWAYS, name="Allow for this session", kind="allow_always"),
+    PermissionOption(option_id=PROCEED_ALWAYS_AND_SAVE, name="Always allow — saved", kind="allow_always"),
+    PermissionOption(option_id=CANCEL, name="Reject", kind="reject_once"),
+    PermissionOption(option_id=REJECT_ALWAYS, name="Reject always", kind="reject_always"),
+)
+
+REJECTED_MESSAGE = "The user rejected this tool call."
+
+# What the user chose. "reject" is the "Reject" option (`cancel` id); "cancelled"
+# means the request itself was cancelled (the user cancelled the turn).
+ApprovalChoice = Literal[
+    "proceed_once", "proceed_always", "proceed_always_and_save", "reject", "reject_always", "cancelled"
+]
+
+
+class ApprovalCancelled(RuntimeAgentError):
+    """The permission request was cancelled: the call is cancelled and the turn must end as cancelled.
+
+    Raised out of `Scheduler.schedule`; the session turns it into a cancelled turn
+    (ACP stopReason `cancelled`), as for the user's own cancel.
+    """
+
+    def __init__(self, call_id: str, tool_name: str) -> None:
+        super().__init__(f"approval of {tool_name} ({call_id}) was cancelled")
+        self.call_id = call_id
+        self.tool_name = tool_name
+
+
+def build_permission_request(
+    *,
+    call_id: str,
+    args: dict[str, Any],
+    display: ToolDisplay,
+    preview: tuple[DisplayContent, ...],
+) -> PermissionRequest:
+    """The question for one call: title, kind and locations from the display, the preview as content."""
+    return PermissionRequest(
+        tool_call_id=call_id,
+        title=display.title,
+        kind=display.kind,
+        options=PERMISSION_OPTIONS,
+        locations=display.locations,
+        raw_input=dict(args),
+        content=preview or display.content,
+    )
+
+
+def choice_from_outcome(outcome: PermissionOutcome) -> ApprovalChoice:
+    """The user's choice; an option id we did not offer counts as a rejection."""
+    match outcome.option_id:
+        case None:
+            return "cancelled"
+        case "proceed_once":
+            return "proceed_once"
+        case "proceed_always":
+            return "proceed_always"
+        case "proceed_always_and_save":
+            return "proceed_always_and_save"
+        case "cancel":
+            return "reject"
+        case "reject_always":
+            return "reject_always"
+        case other:
+            logger.warning("permission answer with unknown option %r: treated as a rejection", other)
+            return "reject"
+
+
+class ApprovalQueue:
+    """Orders approvals by ticket (the order calls were scheduled).
+
+    `take()` when a call starts; `await wait_turn(ticket)` before asking the user;
+    `release(ticket)` when the call has passed its approval stage, in every case
+    (it is idempotent; call it from `finally`). Waiting is cancellable.
+    """
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._pending: set[int] = set()
+        self._waiters: dict[int, asyncio.Future[None]] = {}
+
+    def take(self) -> int:
+        ticket = self._next
+        self._next += 1
+        self._pending.add(ticket)
+        return ticket
+
+    async def wait_turn(self, ticket: int) -> None:
+        """Returns once every earlier ticket has been released."""
+        while min(self._pending) != ticket:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters[ticket] = waiter
+            try:
+                await waiter
+            finally:
+                self._waiters.pop(ticket, None)
+
+    def release(self, ticket: int) -> None:
+        self._pending.discard(ticket)
+        if not self._pending:
+            return
+        waiter = self._waiters.get(min(self._pending))
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)

@@ -1,0 +1,438 @@
+"""The scheduler (Gemini CLI's `scheduler.schedule`): every tool call goes through it.
+
+One call, in order: look up the tool, validate the args, BeforeTool hook, policy
+(before any I/O: a denied read is never read), workspace path check, preview,
+`tool_requested` event, approval through the Host if needed, `in_progress`,
+execution (progress as `tool_updated`), truncation of large output, AfterTool
+hook, `tool_finished`. The model gets `{"output": text}` or `{"error": text}`.
+
+Concurrency: ADK runs a turn's calls as parallel tasks. Each `schedule()` takes
+a ticket when called, so permission requests are asked one at a time in call
+order (`ApprovalQueue`); calls needing no approval do not wait. A task cancelled
+while waiting frees its place. Tool failures become error results; only
+cancellation (`CancelledError`, `ApprovalCancelled`) and a hook's stop
+(`HookStopRequested`) leave `schedule()` as exceptions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from runtime.errors import RuntimeAgentError
+from runtime.protocol import DisplayContent, ToolDisplay
+from runtime.services.truncation import DEFAULT_THRESHOLD, truncate_output
+from runtime.tools.approvals import (
+    REJECTED_MESSAGE,
+    ApprovalCancelled,
+    ApprovalChoice,
+    ApprovalQueue,
+    build_permission_request,
+    choice_from_outcome,
+)
+from runtime.tools.base import GcliTool, ToolEnv, ToolResult
+from runtime.tools.hooks import AfterToolOutcome, BeforeToolOutcome, HookStopRequested, NoToolHooks, ToolHooks
+from runtime.tools.modes import mode_rank, parse_mode
+from runtime.tools.policy import PolicyDecision
+from runtime.tools.policy_defaults import EDIT_TOOLS
+from runtime.tools.policy_rules import Decision, PolicyRule
+from runtime.tools.scheduler_checks import outside_workspace, schema_error
+from runtime.tools.shell_safety import SHELL_TOOL_NAME
+
+logger = logging.getLogger(__name__)
+
+CANCELLED_MESSAGE = "The user cancelled this tool call."
+CallStatus = Literal["completed", "failed", "cancelled"]
+
+
+@dataclass(frozen=True)
+class ToolCallOutcome:
+    """How a call ended. `display` is the final display (the diff of an edit, the
+    output of a command); `llm_content` is what the model got; `raw_output` and
+    `plan` come from the tool's result."""
+
+    status: CallStatus
+    display: ToolDisplay
+    llm_content: str
+    is_error: bool
+    raw_output: dict[str, Any] | None = None
+    plan: list[dict[str, str]] | None = None
+
+
+class ToolEventSink(Protocol):
+    """Where the scheduler reports a call's life. Per call, in this order:
+    `tool_requested` once (status pending, display with preview), `tool_updated`
+    zero or more times (in_progress, then progress displays), `tool_finished` once.
+    Calls that fail before approval still get `tool_requested` then `tool_finished`."""
+
+    async def tool_requested(self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay) -> None: ...
+
+    async def tool_updated(
+        self, call_id: str, status: Literal["pending", "in_progress"], display: ToolDisplay | None
+    ) -> None: ...
+
+    async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None: ...
+
+
+class NullToolEventSink:
+    """Reports nothing."""
+
+    async def tool_requested(self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay) -> None:
+        return None
+
+    async def tool_updated(
+        self, call_id: str, status: Literal["pending", "in_progress"], display: ToolDisplay | None
+    ) -> None:
+        return None
+
+    async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
+        return None
+
+
+class PolicyChecker(Protocol):
+    """The part of `PolicyEngine` the scheduler uses."""
+
+    def evaluate(
+        self, tool_name: str, args: dict[str, Any], *, mode: str, interactive: bool = True, mcp_server: str | None = None
+    ) -> PolicyDecision: ...
+
+    def add_session_rule(
+        self, tool_name: str, args: dict[str, Any], *, mode: str, decision: Decision = "allow"
+    ) -> PolicyRule: ...
+
+    def save_rule(self, tool_name: str, args: dict[str, Any], *, mode: str) -> PolicyRule: ...
+
+
+ModeChangeCallback = Callable[[str], Awaitable[None] | None]
+
+
+def default_should_truncate(name: str, tool: GcliTool) -> bool:
+    """Shell output and MCP results are cut when too large (other tools page themselves)."""
+    return name == SHELL_TOOL_NAME or name.startswith("mcp_") or getattr(tool, "mcp_server", None) is not None
+
+
+class _Finished(Exception):
+    """Internal: the call ended early with this function response."""
+
+    def __init__(self, response: dict[str, Any]) -> None:
+        super().__init__("finished")
+        self.response = response
+
+
+@dataclass
+class _Call:
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    ticket: int
+    display: ToolDisplay
+    requested: bool = False
+    finished: bool = False
+
+
+class Scheduler:
+    """Runs tool calls for one session (see the module doc for the pipeline).
+
+    `mode_getter` returns the session's current mode id; `on_mode_change` is
+    called with "autoEdit" when the user allows an edit tool for the session.
+    `output_dir` holds saved full outputs (default `env.temp_dir`).
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: Mapping[str, GcliTool],
+        env: ToolEnv,
+        policy: PolicyChecker,
+        mode_getter: Callable[[], str],
+        on_mode_change: ModeChangeCallback | None = None,
+        events: ToolEventSink | None = None,
+        hooks: ToolHooks | None = None,
+        interactive: bool = True,
+        truncate_threshold: int = DEFAULT_THRESHOLD,
+        output_dir: Path | None = None,
+        should_truncate: Callable[[str, GcliTool], bool] = default_should_truncate,
+    ) -> None:
+        self._tools = dict(tools)
+        self._env = env
+        self._policy = policy
+        self._mode_getter = mode_getter
+        self._on_mode_change = on_mode_change
+        self._events: ToolEventSink = events or NullToolEventSink()
+        self._hooks: ToolHooks = hooks or NoToolHooks()
+        self._interactive = interactive
+        self._threshold = truncate_threshold
+        self._output_dir = output_dir or env.temp_dir
+        self._should_truncate = should_truncate
+        self._queue = ApprovalQueue()
+
+    @property
+    def tools(self) -> Mapping[str, GcliTool]:
+        return self._tools
+
+    async def schedule(self, call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Runs one call; returns the function response for the model.
+
+        Raises ApprovalCancelled when the user cancelled the permission request,
+        HookStopRequested when a hook stopped the agent, CancelledError when the
+        task was cancelled. Everything else ends as `{"error": ...}`.
+        """
+        ticket = self._queue.take()
+        tool = self._tools.get(name)
+        call = _Call(call_id, name, dict(args), ticket, self._display(tool, name, args))
+        try:
+            if tool is None:
+                available = ", ".join(sorted(self._tools)) or "none"
+                return await self._finish_error(call, f'Tool "{name}" not found. Available tools: {available}.')
+            return await self._run(call, tool)
+        except _Finished as done:
+            return done.response
+        except asyncio.CancelledError:
+            await self._finish_cancelled(call)
+            raise
+        finally:
+            self._queue.release(ticket)
+
+    # ------------------------------------------------------------ stages
+
+    async def _run(self, call: _Call, tool: GcliTool) -> dict[str, Any]:
+        await self._check_args(call, tool)
+        before = await self._before_hook(call)
+        if before.tool_input is not None:
+            call.args = dict(before.tool_input)
+            call.display = self._display(tool, call.name, call.args)
+            await self._check_args(call, tool)
+        mode = self._mode_getter()
+        verdict = self._evaluate(call, tool, mode)
+        if verdict.decision == "deny":
+            await self._finish_denied(call, verdict)
+        outside = outside_workspace(call.args, self._env)
+        if outside is not None:
+            await self._finish_error(call, outside)
+        preview = await self._preview(call, tool)
+        call.display = call.display.model_copy(update={"content": preview or call.display.content})
+        await self._requested(call)
+        if verdict.decision == "ask_user" or before.decision == "ask":
+            if not self._interactive:
+                await self._finish_error(call, "This tool call needs the user's approval, which cannot be asked here.")
+            await self._approve(call, tool, mode, preview, forced=before.decision == "ask")
+        self._queue.release(call.ticket)
+        await self._events.tool_updated(call.call_id, "in_progress", None)
+        result = await self._execute(call, tool)
+        if self._should_truncate(call.name, tool):
+            cut = await asyncio.to_thread(
+                truncate_output,
+                result.llm_content,
+                output_dir=self._output_dir,
+                session_id=self._env.session_id,
+                tool_name=call.name,
+                call_id=call.call_id,
+                threshold=self._threshold,
+            )
+            result = dataclasses.replace(result, llm_content=cut.text)
+        result = await self._after_hook(call, result)
+        content = result.display or (preview if call.name in EDIT_TOOLS else ())
+        await self._finish(call, result, content)
+        return {"error": result.llm_content} if result.is_error else {"output": result.llm_content}
+
+    async def _check_args(self, call: _Call, tool: GcliTool) -> None:
+        problem = schema_error(tool.parameters_schema(), call.args)
+        if problem is None:
+            try:
+                problem = tool.validate(call.args)
+            except Exception as exc:  # a buggy validator must not end the turn
+                logger.exception("validate() of %s raised", call.name)
+                problem = str(exc)
+        if problem is not None:
+            await self._finish_error(call, f"Invalid arguments for {call.name}: {problem}")
+
+    def _evaluate(self, call: _Call, tool: GcliTool, mode: str) -> PolicyDecision:
+        return self._policy.evaluate(
+            call.name,
+            call.args,
+            mode=mode,
+            interactive=self._interactive,
+            mcp_server=getattr(tool, "mcp_server", None),
+        )
+
+    async def _before_hook(self, call: _Call) -> BeforeToolOutcome:
+        try:
+            before = await self._hooks.before_tool(call.name, dict(call.args))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a failing hook is not a decision (Gemini CLI); the call goes on
+            logger.exception("BeforeTool hook failed for %s", call.name)
+            return BeforeToolOutcome()
+        await self._notify(before.system_message)
+        if before.stop:
+            reason = before.stop_reason or before.reason or "A hook stopped the agent."
+            await self._finish_error(call, f"Tool execution stopped: {reason}", raise_=False)
+            raise HookStopRequested(reason)
+        if before.decision == "block":
+            await self._finish_error(call, f"Tool execution blocked: {before.reason or 'no reason given'}")
+        return before
+
+    async def _after_hook(self, call: _Call, result: ToolResult) -> ToolResult:
+        try:
+            after = await self._hooks.after_tool(call.name, dict(call.args), result)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a failing hook is not a decision (Gemini CLI); the result stands
+            logger.exception("AfterTool hook failed for %s", call.name)
+            after = AfterToolOutcome()
+        await self._notify(after.system_message)
+        if after.decision == "block":
+            result = dataclasses.replace(
+                result, llm_content=f"Tool execution blocked: {after.reason or 'no reason given'}", is_error=True
+            )
+        if after.additional_context:
+            result = dataclasses.replace(
+                result, llm_content=f"{result.llm_content}\n\n<hook_context>{after.additional_context}</hook_context>"
+            )
+        if after.stop:
+            reason = after.stop_reason or after.reason or "A hook stopped the agent."
+            await self._finish(call, result, result.display)
+            raise HookStopRequested(reason)
+        return result
+
+    async def _preview(self, call: _Call, tool: GcliTool) -> tuple[DisplayContent, ...]:
+        try:
+            return await tool.preview(call.args, self._env)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the preview is optional; the call can still be judged without it
+            logger.warning("preview of %s failed: %s", call.name, exc)
+            return ()
+
+    async def _approve(
+        self, call: _Call, tool: GcliTool, mode: str, preview: tuple[DisplayContent, ...], *, forced: bool
+    ) -> None:
+        await self._queue.wait_turn(call.ticket)
+        if not forced:  # an earlier "always" answer may have settled it while this call waited
+            verdict = self._evaluate(call, tool, self._mode_getter())
+            if verdict.decision == "allow":
+                return
+            if verdict.decision == "deny":
+                await self._finish_denied(call, verdict)
+        request = build_permission_request(call_id=call.call_id, args=call.args, display=call.display, preview=preview)
+        try:
+            outcome = await self._env.host.request_permission(request)
+        except (RuntimeAgentError, OSError, ConnectionError) as exc:
+            logger.warning("permission request for %s failed: %s", call.name, exc)
+            await self._finish_error(call, f"Could not ask the user for approval: {exc}")
+            return
+        choice = choice_from_outcome(outcome)
+        logger.info("approval of %s (%s): %s", call.name, call.call_id, choice)
+        await self._apply_choice(call, choice, mode)
+
+    async def _apply_choice(self, call: _Call, choice: ApprovalChoice, mode: str) -> None:
+        match choice:
+            case "proceed_once":
+                return
+            case "proceed_always":
+                self._policy.add_session_rule(call.name, call.args, mode=mode)
+                if call.name in EDIT_TOOLS and mode_rank(parse_mode(mode)) < mode_rank("autoEdit"):
+                    await self._change_mode("autoEdit")
+            case "proceed_always_and_save":
+                try:
+                    self._policy.save_rule(call.name, call.args, mode=mode)
+                except RuntimeAgentError as exc:
+                    logger.warning("could not save the rule: %s", exc)
+                    self._policy.add_session_rule(call.name, call.args, mode=mode)
+                    await self._notify(f"Could not save the permission; it holds for this session only: {exc}")
+            case "reject":
+                await self._finish_error(call, REJECTED_MESSAGE)
+            case "reject_always":
+                self._policy.add_session_rule(call.name, call.args, mode=mode, decision="deny")
+                await self._finish_error(call, REJECTED_MESSAGE)
+            case "cancelled":
+                await self._finish_cancelled(call)
+                raise ApprovalCancelled(call.call_id, call.name)
+
+    async def _execute(self, call: _Call, tool: GcliTool) -> ToolResult:
+        async def progress(content: tuple[DisplayContent, ...]) -> None:
+            await self._events.tool_updated(
+                call.call_id, "in_progress", call.display.model_copy(update={"content": content})
+            )
+
+        env = dataclasses.replace(self._env, on_progress=progress)
+        try:
+            return await tool.execute(call.args, env)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool's failure is the model's information, not the turn's end
+            logger.exception("tool %s (%s) raised", call.name, call.call_id)
+            return ToolResult(
+                llm_content=f"Error executing tool {call.name}: {exc}", is_error=True, error_type=type(exc).__name__
+            )
+
+    # ------------------------------------------------------------ events
+
+    def _display(self, tool: GcliTool | None, name: str, args: dict[str, Any]) -> ToolDisplay:
+        if tool is None:
+            return ToolDisplay(title=name)
+        try:
+            return tool.display(args, self._env)
+        except Exception as exc:  # display() is cosmetic; never let it fail a call
+            logger.warning("display() of %s failed: %s", name, exc)
+            return ToolDisplay(title=name, kind=tool.kind)
+
+    async def _requested(self, call: _Call) -> None:
+        if not call.requested:
+            call.requested = True
+            await self._events.tool_requested(call.call_id, call.name, dict(call.args), call.display)
+
+    async def _finish(self, call: _Call, result: ToolResult, content: tuple[DisplayContent, ...]) -> None:
+        outcome = ToolCallOutcome(
+            status="failed" if result.is_error else "completed",
+            display=call.display.model_copy(update={"content": content}),
+            llm_content=result.llm_content,
+            is_error=result.is_error,
+            raw_output=result.raw_output,
+            plan=result.plan,
+        )
+        await self._emit_finished(call, outcome)
+
+    async def _finish_error(self, call: _Call, message: str, *, raise_: bool = True) -> dict[str, Any]:
+        """Reports the call as failed with `message`, then ends it by raising _Finished
+        (with `raise_=False`, returns the function response instead)."""
+        await self._requested(call)
+        outcome = ToolCallOutcome(status="failed", display=call.display, llm_content=message, is_error=True)
+        await self._emit_finished(call, outcome)
+        if raise_:
+            raise _Finished({"error": message})
+        return {"error": message}
+
+    async def _finish_denied(self, call: _Call, verdict: PolicyDecision) -> None:
+        detail = f": {verdict.deny_message}" if verdict.deny_message else "."
+        logger.info("policy denied %s (%s): %s", call.name, call.call_id, verdict.reason)
+        await self._finish_error(call, f"Tool execution denied by policy{detail}")
+
+    async def _finish_cancelled(self, call: _Call) -> None:
+        if call.requested and not call.finished:
+            outcome = ToolCallOutcome(
+                status="cancelled", display=call.display, llm_content=CANCELLED_MESSAGE, is_error=True
+            )
+            await self._emit_finished(call, outcome)
+
+    async def _emit_finished(self, call: _Call, outcome: ToolCallOutcome) -> None:
+        if not call.finished:
+            call.finished = True
+            await self._events.tool_finished(call.call_id, call.name, outcome)
+
+    async def _notify(self, message: str | None) -> None:
+        if message:
+            await self._env.host.notify(message)
+
+    async def _change_mode(self, mode: str) -> None:
+        if self._on_mode_change is None:
+            return
+        result = self._on_mode_change(mode)
+        if inspect.isawaitable(result):
+            await result
