@@ -159,9 +159,8 @@ def _nested_json_error(message: str) -> Mapping[str, Any] | None:
         parsed = json.loads(message[start:])
     except ValueError:
         return None
-    if isinstance(parsed, Mapping) and isinstance(parsed.get("error"), Mapping):
-        return parsed["error"]
-    return None
+    inner = parsed.get("error") if isinstance(parsed, Mapping) else None
+    return inner if isinstance(inner, Mapping) else None
 
 
 def parse_google_api_error(error: BaseException) -> GoogleApiError | None:

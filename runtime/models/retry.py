@@ -95,7 +95,7 @@ class MidStreamRetry:
 
     def delay_ms(self, retry_index: int) -> int:
         """The pause before retry number `retry_index` (0 for the first retry)."""
-        return self.initial_delay_ms * 2**retry_index
+        return int(self.initial_delay_ms * 2**retry_index)
 
 
 MID_STREAM_RETRY = MidStreamRetry()
@@ -192,22 +192,99 @@ async def _pause(seconds: float, sleep: SleepFn, abort_event: asyncio.Event | No
 
 
 @dataclass
-class _State:
-    attempt: int
-    delay_ms: float
-    capacity_retries: int
+class _Loop:
+    """The state and steps of one `retry_with_backoff` run."""
 
+    max_attempts: int
+    initial_delay_ms: float
+    max_delay_ms: float
+    should_retry: Callable[[BaseException], bool]
+    on_persistent_429: PersistentQuotaHandler | None
+    on_retry: Callable[[RetryNotice], None] | None
+    current_model: Callable[[], str | None] | None
+    sleep: SleepFn
+    random: RandomFn
+    abort_event: asyncio.Event | None
+    attempt: int = 0
+    delay_ms: float = 0.0
+    capacity_retries: int = 0
 
-async def _ask_fallback(handler: PersistentQuotaHandler | None, error: BaseException) -> bool:
-    if handler is None:
-        return False
-    try:
-        return bool(await handler(error))
-    except (asyncio.CancelledError, AbortedError):
-        raise
-    except Exception:
-        logger.warning("model fallback handler failed", exc_info=True)
-        return False
+    def reset(self) -> None:
+        self.attempt, self.delay_ms, self.capacity_retries = 0, self.initial_delay_ms, 0
+
+    def check_abort(self) -> None:
+        if self.abort_event is not None and self.abort_event.is_set():
+            raise AbortedError("aborted")
+
+    async def wait(self, delay_ms: float, error: BaseException, kind: RetryKind) -> None:
+        logger.info("model call attempt %d failed (%s); retrying in %.0f ms",
+                    self.attempt, error, delay_ms)
+        if self.on_retry is not None:
+            self.on_retry(RetryNotice(self.attempt, error, delay_ms, kind))
+        await _pause(delay_ms / 1000.0, self.sleep, self.abort_event)
+
+    async def backoff(self, error: BaseException) -> None:
+        jitter = self.delay_ms * BACKOFF_JITTER * (self.random() * 2 - 1)
+        delay = max(0.0, self.delay_ms + jitter)
+        self.delay_ms = min(self.max_delay_ms, self.delay_ms * 2)
+        await self.wait(delay, error, "backoff")
+
+    async def fallback_or_raise(self, classified: BaseException, error: BaseException) -> None:
+        """Ask the fallback handler; returns (after a reset) to retry, else raises."""
+        if self.on_persistent_429 is not None:
+            try:
+                accepted = bool(await self.on_persistent_429(classified))
+            except (asyncio.CancelledError, AbortedError):
+                raise
+            except Exception:
+                logger.warning("model fallback handler failed", exc_info=True)
+                accepted = False
+            if accepted:
+                self.reset()
+                return
+        if classified is error:
+            raise error
+        raise classified from error
+
+    async def handle(self, error: Exception) -> None:
+        """Returns to retry the call, raises to give up."""
+        model = self.current_model() if self.current_model is not None else None
+        classified = classify_error(error, model=model)
+        if (
+            isinstance(classified, TerminalQuotaError)
+            and classified.is_capacity
+            and self.capacity_retries < len(CAPACITY_RETRY_DELAYS_MS)
+        ):
+            pause = CAPACITY_RETRY_DELAYS_MS[self.capacity_retries]
+            self.capacity_retries += 1
+            self.attempt -= 1  # silent capacity retries do not use up attempts
+            await self.wait(pause, classified, "capacity")
+            return
+        if isinstance(classified, TerminalQuotaError | ModelNotFoundError):
+            await self.fallback_or_raise(classified, error)
+            return
+        status = get_http_status(error)
+        if isinstance(classified, RetryableQuotaError) or (
+            status is not None and 500 <= status < 600
+        ):
+            if self.attempt >= self.max_attempts:
+                logger.warning("attempt %d failed: %s; max attempts reached",
+                               self.attempt, classified)
+                await self.fallback_or_raise(classified, error)
+                return
+            server_ms = (
+                classified.retry_delay_ms if isinstance(classified, RetryableQuotaError) else None
+            )
+            if server_ms is None:
+                await self.backoff(classified)
+                return
+            self.delay_ms = max(self.delay_ms, server_ms)
+            delay = self.delay_ms + self.delay_ms * SERVER_DELAY_JITTER * self.random()
+            await self.wait(delay, classified, "server_delay")
+            return
+        if status == 400 or self.attempt >= self.max_attempts or not self.should_retry(error):
+            raise error
+        await self.backoff(error)
 
 
 async def retry_with_backoff(
@@ -231,85 +308,22 @@ async def retry_with_backoff(
     when it is not retryable or attempts ran out, and `AbortedError` on abort.
     `on_persistent_429(error)` is awaited with the classified error on a terminal
     quota / not-found error, or when attempts run out on a rate limit or 5xx; a
-    truthy answer resets attempts and delay and calls `call()` again.
-    Other errors are retried while `should_retry(error)` holds; HTTP 400 never is.
-    `current_model()` only names the model in error messages.
+    truthy answer resets attempts and delay and calls `call()` again (a raising
+    handler counts as a refusal). Other errors are retried while
+    `should_retry(error)` holds; HTTP 400 never is. `on_retry` hears of every
+    pause. `current_model()` only names the model in error messages.
     """
     if max_attempts <= 0:
         raise ValueError("max_attempts must be positive")
-    state = _State(attempt=0, delay_ms=initial_delay_ms, capacity_retries=0)
-
-    def reset() -> None:
-        state.attempt, state.delay_ms, state.capacity_retries = 0, initial_delay_ms, 0
-
-    async def wait(delay_ms: float, error: BaseException, kind: RetryKind) -> None:
-        logger.info(
-            "model call attempt %d failed (%s); retrying in %.0f ms", state.attempt, error, delay_ms
-        )
-        if on_retry is not None:
-            on_retry(RetryNotice(state.attempt, error, delay_ms, kind))
-        await _pause(delay_ms / 1000.0, sleep, abort_event)
-
-    def backoff_delay() -> float:
-        jitter = state.delay_ms * BACKOFF_JITTER * (random() * 2 - 1)
-        delay = max(0.0, state.delay_ms + jitter)
-        state.delay_ms = min(max_delay_ms, state.delay_ms * 2)
-        return delay
-
+    loop = _Loop(max_attempts, initial_delay_ms, max_delay_ms, should_retry, on_persistent_429,
+                 on_retry, current_model, sleep, random, abort_event)
+    loop.reset()
     while True:
-        if abort_event is not None and abort_event.is_set():
-            raise AbortedError("aborted")
-        state.attempt += 1
+        loop.check_abort()
+        loop.attempt += 1
         try:
             return await call()
         except (asyncio.CancelledError, AbortedError):
             raise
         except Exception as error:
-            model = current_model() if current_model is not None else None
-            classified = classify_error(error, model=model)
-
-            if (
-                isinstance(classified, TerminalQuotaError)
-                and classified.is_capacity
-                and state.capacity_retries < len(CAPACITY_RETRY_DELAYS_MS)
-            ):
-                delay = CAPACITY_RETRY_DELAYS_MS[state.capacity_retries]
-                state.capacity_retries += 1
-                state.attempt -= 1  # silent capacity retries do not use up attempts
-                await wait(delay, classified, "capacity")
-                continue
-
-            if isinstance(classified, TerminalQuotaError | ModelNotFoundError):
-                if await _ask_fallback(on_persistent_429, classified):
-                    reset()
-                    continue
-                raise classified from error
-
-            status = get_http_status(error)
-            is_5xx = status is not None and 500 <= status < 600
-            if isinstance(classified, RetryableQuotaError) or is_5xx:
-                if state.attempt >= max_attempts:
-                    logger.warning("attempt %d failed: %s; max attempts reached", state.attempt,
-                                   classified)
-                    if await _ask_fallback(on_persistent_429, classified):
-                        reset()
-                        continue
-                    if classified is error:
-                        raise
-                    raise classified from error
-                server_ms = (
-                    classified.retry_delay_ms
-                    if isinstance(classified, RetryableQuotaError)
-                    else None
-                )
-                if server_ms is not None:
-                    state.delay_ms = max(state.delay_ms, server_ms)
-                    delay = state.delay_ms + state.delay_ms * SERVER_DELAY_JITTER * random()
-                    await wait(delay, classified, "server_delay")
-                else:
-                    await wait(backoff_delay(), classified, "backoff")
-                continue
-
-            if status == 400 or state.attempt >= max_attempts or not should_retry(error):
-                raise
-            await wait(backoff_delay(), error, "backoff")
+            await loop.handle(error)

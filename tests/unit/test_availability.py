@@ -204,8 +204,10 @@ def test_plan_mode_makes_every_action_silent() -> None:
                for k in ("terminal", "transient", "not_found", "unknown"))
 
 
-@pytest.mark.parametrize(("model", "family"), [("auto", GEMINI_PRO), ("auto-gemini-2.5", GEMINI_PRO),
-                                                ("auto-gemini-3", PREVIEW_PRO)])
+@pytest.mark.parametrize(
+    ("model", "family"),
+    [("auto", GEMINI_PRO), ("auto-gemini-2.5", GEMINI_PRO), ("auto-gemini-3", PREVIEW_PRO)],
+)
 def test_auto_models_route_to_their_family(model: str, family: str) -> None:
     assert resolve_model(model) == family
     chain = resolve_policy_chain(model)

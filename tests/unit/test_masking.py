@@ -52,7 +52,7 @@ def service(tmp_path: Path) -> ToolOutputMaskingService:
     return ToolOutputMaskingService(tmp_path / "tool-outputs")
 
 
-def masked_ids(result: MaskResult) -> list[str | None]:
+def masked_ids(result: MaskResult) -> list[str]:
     return sorted(m.function_call_id or "" for m in result.masked)
 
 
@@ -122,9 +122,12 @@ def test_general_preview_and_snippet_format(service: ToolOutputMaskingService) -
         "output": f"<tool_output_masked>\n{preview}\n\nOutput too large. Full output "
         f"available at: {path}\n</tool_output_masked>"
     }
-    part = result.contents[item.content_index].parts[item.part_index]  # type: ignore[index]
-    assert part.function_response.response == item.new_response
-    assert part.function_response.id == "call-0" and part.function_response.name == "read_file"
+    parts = result.contents[item.content_index].parts
+    assert parts is not None
+    response = parts[item.part_index].function_response
+    assert response is not None
+    assert response.response == item.new_response
+    assert response.id == "call-0" and response.name == "read_file"
     assert item.name == "read_file"
 
 

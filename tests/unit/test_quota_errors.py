@@ -10,6 +10,7 @@ from google.genai import errors
 from runtime.errors import ModelError
 from runtime.models.quota_errors import (
     ModelNotFoundError,
+    QuotaError,
     RetryableQuotaError,
     TerminalQuotaError,
     classify_error,
@@ -193,7 +194,7 @@ def test_499_without_details_is_retryable() -> None:
         ("Please retry in 301s.", TerminalQuotaError, 301),
     ],
 )
-def test_please_retry_in_message(text: str, kind: type, seconds: float) -> None:
+def test_please_retry_in_message(text: str, kind: type[QuotaError], seconds: float) -> None:
     body = google_error_body(429, "RESOURCE_EXHAUSTED", f"Quota exceeded. {text}")
     result = classify_error(client_error(429, body))
     assert isinstance(result, kind)

@@ -33,13 +33,15 @@ from runtime.models.routing import (
     route_with_sequence,
 )
 
+Request = tuple[str, list[types.Content], types.GenerateContentConfig | None]
+
 
 class FakeGenerator(ContentGenerator):
     """Answers `generate_content` with a scripted text, or raises; records requests."""
 
     def __init__(self, answer: str | BaseException) -> None:
         self.answer = answer
-        self.requests: list[tuple[str, list[types.Content], types.GenerateContentConfig | None]] = []
+        self.requests: list[Request] = []
 
     async def generate_content(
         self,
