@@ -12,8 +12,9 @@ availability reset, sequence model) because it owns the session:
 - `stop` / `retry_later` / `upgrade`: do not retry; raise the error
   (`upgrade`: also show the upgrade hint).
 
-Use it as the retry loop's `on_persistent_429`: return `decision.retry`
-(False when the decision is None).
+`persistent_quota_handler(...)` builds the retry loop's `on_persistent_429`
+from these pieces: it decides, hands the decision to the caller to apply, and
+answers `decision.retry` (False when there is no decision).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import get_args
 from runtime.errors import ModelError
 from runtime.host import FallbackChoice, FallbackIntent
 from runtime.models.availability import ModelAvailabilityService
-from runtime.models.policy_catalog import ModelPolicy, resolve_model
+from runtime.models.policy_catalog import ModelPolicy, resolve_model, resolve_policy_chain
 from runtime.models.quota_errors import (
     FailureKind,
     QuotaError,
@@ -181,3 +182,44 @@ async def handle_fallback(
         apply_availability_transition(availability, failed_policy, kind, classified)
     return FallbackDecision(intent, fallback, failed_model, kind, False,
                             _message(intent, fallback, reason))
+
+
+def persistent_quota_handler(
+    *,
+    failed_model: Callable[[], str],
+    active_model: Callable[[], str],
+    availability: ModelAvailabilityService,
+    ask: AskFallback | None,
+    apply: Callable[[FallbackDecision], Awaitable[None]],
+    approval_mode: Callable[[], str] = lambda: "default",
+    auto_routing: Callable[[], bool] = lambda: False,
+) -> Callable[[BaseException], Awaitable[bool]]:
+    """An `on_persistent_429` for `retry_with_backoff`.
+
+    `failed_model()` is the model of the attempt that failed, `active_model()`
+    the session's model setting (both read when the error happens). The chain
+    is resolved from the active model. `apply(decision)` is awaited with every
+    decision (switch the session model for `retry_always`, tell the user the
+    `message`, point the next attempt at `decision.model`). Returns True when
+    the call should be retried.
+    """
+
+    async def on_persistent_429(error: BaseException) -> bool:
+        active = active_model()
+        chain = resolve_policy_chain(
+            active, approval_mode=approval_mode(), auto_routing=auto_routing()
+        )
+        decision = await handle_fallback(
+            failed_model=failed_model(),
+            error=error,
+            active_model=active,
+            availability=availability,
+            chain=chain,
+            ask=ask,
+        )
+        if decision is None:
+            return False
+        await apply(decision)
+        return decision.retry
+
+    return on_persistent_429

@@ -194,6 +194,7 @@ def get_http_status(error: BaseException) -> int | None:
     for candidate in (
         getattr(error, "code", None),
         getattr(error, "status_code", None),
+        getattr(error, "status", None),  # aiohttp.ClientResponseError
         getattr(getattr(error, "response", None), "status_code", None),
         getattr(getattr(error, "response", None), "status", None),
     ):

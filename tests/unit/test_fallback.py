@@ -9,13 +9,14 @@ from google.genai import errors
 
 from runtime.host import FallbackChoice, FallbackIntent
 from runtime.models.availability import ModelAvailabilityService, StickyRetryState
-from runtime.models.fallback import FallbackDecision, handle_fallback
+from runtime.models.fallback import FallbackDecision, handle_fallback, persistent_quota_handler
 from runtime.models.policy_catalog import (
     GEMINI_FLASH,
     GEMINI_FLASH_LITE,
     GEMINI_PRO,
     resolve_policy_chain,
 )
+from runtime.models.retry import retry_with_backoff
 from tests.fakes.gemini_errors import (
     capacity_body,
     google_error_body,
@@ -265,3 +266,71 @@ async def test_failed_model_outside_the_chain_considers_the_whole_chain(
         ask=Asker("retry_once"),
     )
     assert decision is not None and decision.model == GEMINI_PRO
+
+
+# ------------------------------------------------------ the retry-loop adapter
+
+
+async def test_persistent_quota_handler_drives_the_retry_loop(
+    availability: ModelAvailabilityService,
+) -> None:
+    """The retry loop, the fallback and the caller's session state working together."""
+    session = {"model": GEMINI_PRO}
+    applied: list[FallbackDecision] = []
+    tried: list[str] = []
+
+    async def apply(decision: FallbackDecision) -> None:
+        applied.append(decision)
+        if decision.switch_session_model:
+            session["model"] = decision.model
+            availability.reset()
+
+    async def call() -> str:
+        tried.append(session["model"])
+        if session["model"] == GEMINI_PRO:
+            raise daily()
+        return "answer"
+
+    async def no_sleep(_seconds: float) -> None:
+        return None
+
+    handler = persistent_quota_handler(
+        failed_model=lambda: session["model"],
+        active_model=lambda: session["model"],
+        availability=availability,
+        ask=Asker("retry_always"),
+        apply=apply,
+    )
+    result = await retry_with_backoff(call, on_persistent_429=handler, sleep=no_sleep)
+    assert result == "answer"
+    assert tried == [GEMINI_PRO, GEMINI_FLASH]
+    assert [d.intent for d in applied] == ["retry_always"]
+
+
+async def test_persistent_quota_handler_declines_without_decision(
+    availability: ModelAvailabilityService,
+) -> None:
+    async def apply(_decision: FallbackDecision) -> None:
+        raise AssertionError("no decision to apply")
+
+    handler = persistent_quota_handler(
+        failed_model=lambda: GEMINI_PRO, active_model=lambda: GEMINI_PRO,
+        availability=availability, ask=None, apply=apply,
+    )
+    assert await handler(daily()) is False
+
+
+async def test_persistent_quota_handler_stop_is_applied_and_declined(
+    availability: ModelAvailabilityService,
+) -> None:
+    applied: list[FallbackDecision] = []
+
+    async def apply(decision: FallbackDecision) -> None:
+        applied.append(decision)
+
+    handler = persistent_quota_handler(
+        failed_model=lambda: GEMINI_PRO, active_model=lambda: GEMINI_PRO,
+        availability=availability, ask=Asker("upgrade"), apply=apply,
+    )
+    assert await handler(daily()) is False
+    assert [d.intent for d in applied] == ["upgrade"]
