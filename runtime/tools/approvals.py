@@ -107,6 +107,11 @@ class ApprovalQueue:
         self._pending: set[int] = set()
         self._waiters: dict[int, asyncio.Future[None]] = {}
 
+    @property
+    def last_ticket(self) -> int:
+        """The most recently issued ticket (-1 before the first)."""
+        return self._next - 1
+
     def take(self) -> int:
         ticket = self._next
         self._next += 1

@@ -12,6 +12,12 @@ order (`ApprovalQueue`); calls needing no approval do not wait. A task cancelled
 while waiting frees its place. Tool failures become error results; only
 cancellation (`CancelledError`, `ApprovalCancelled`) and a hook's stop
 (`HookStopRequested`) leave `schedule()` as exceptions.
+
+A cancelled permission request (the user cancelled the turn) cancels the call
+and every call of the same batch still waiting to ask. With `on_cancel` the
+scheduler calls it (the session aborts the run: ADK then cancels the other
+calls and ends the invocation cleanly) and answers the call as cancelled;
+without it, it raises `ApprovalCancelled` for the session to catch.
 """
 
 from __future__ import annotations
@@ -20,10 +26,10 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import DisplayContent, ToolDisplay
@@ -41,82 +47,33 @@ from runtime.tools.hooks import AfterToolOutcome, BeforeToolOutcome, HookStopReq
 from runtime.tools.modes import mode_rank, parse_mode
 from runtime.tools.policy import PolicyDecision
 from runtime.tools.policy_defaults import EDIT_TOOLS
-from runtime.tools.policy_rules import Decision, PolicyRule
-from runtime.tools.scheduler_checks import outside_workspace, schema_error
-from runtime.tools.shell_safety import SHELL_TOOL_NAME
+from runtime.tools.scheduler_support import (
+    CancelCallback,
+    ModeChangeCallback,
+    NullToolEventSink,
+    PolicyChecker,
+    ToolCallOutcome,
+    ToolEventSink,
+    default_should_truncate,
+    outside_workspace,
+    schema_error,
+)
+
+__all__ = [
+    "CANCELLED_MESSAGE",
+    "CancelCallback",
+    "ModeChangeCallback",
+    "NullToolEventSink",
+    "PolicyChecker",
+    "Scheduler",
+    "ToolCallOutcome",
+    "ToolEventSink",
+    "default_should_truncate",
+]
 
 logger = logging.getLogger(__name__)
 
 CANCELLED_MESSAGE = "The user cancelled this tool call."
-CallStatus = Literal["completed", "failed", "cancelled"]
-
-
-@dataclass(frozen=True)
-class ToolCallOutcome:
-    """How a call ended. `display` is the final display (the diff of an edit, the
-    output of a command); `llm_content` is what the model got; `raw_output` and
-    `plan` come from the tool's result."""
-
-    status: CallStatus
-    display: ToolDisplay
-    llm_content: str
-    is_error: bool
-    raw_output: dict[str, Any] | None = None
-    plan: list[dict[str, str]] | None = None
-
-
-class ToolEventSink(Protocol):
-    """Where the scheduler reports a call's life. Per call, in this order:
-    `tool_requested` once (status pending, display with preview), `tool_updated`
-    zero or more times (in_progress, then progress displays), `tool_finished` once.
-    Calls that fail before approval still get `tool_requested` then `tool_finished`."""
-
-    async def tool_requested(self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay) -> None: ...
-
-    async def tool_updated(
-        self, call_id: str, status: Literal["pending", "in_progress"], display: ToolDisplay | None
-    ) -> None: ...
-
-    async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None: ...
-
-
-class NullToolEventSink:
-    """Reports nothing."""
-
-    async def tool_requested(self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay) -> None:
-        return None
-
-    async def tool_updated(
-        self, call_id: str, status: Literal["pending", "in_progress"], display: ToolDisplay | None
-    ) -> None:
-        return None
-
-    async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
-        return None
-
-
-class PolicyChecker(Protocol):
-    """The part of `PolicyEngine` the scheduler uses."""
-
-    def evaluate(
-        self, tool_name: str, args: dict[str, Any], *, mode: str, interactive: bool = True, mcp_server: str | None = None
-    ) -> PolicyDecision: ...
-
-    def add_session_rule(
-        self, tool_name: str, args: dict[str, Any], *, mode: str, decision: Decision = "allow"
-    ) -> PolicyRule: ...
-
-    def save_rule(self, tool_name: str, args: dict[str, Any], *, mode: str) -> PolicyRule: ...
-
-
-ModeChangeCallback = Callable[[str], Awaitable[None] | None]
-
-
-def default_should_truncate(name: str, tool: GcliTool) -> bool:
-    """Shell output and MCP results are cut when too large (other tools page themselves)."""
-    return name == SHELL_TOOL_NAME or name.startswith("mcp_") or getattr(tool, "mcp_server", None) is not None
-
-
 class _Finished(Exception):
     """Internal: the call ended early with this function response."""
 
@@ -140,8 +97,10 @@ class Scheduler:
     """Runs tool calls for one session (see the module doc for the pipeline).
 
     `mode_getter` returns the session's current mode id; `on_mode_change` is
-    called with "autoEdit" when the user allows an edit tool for the session.
-    `output_dir` holds saved full outputs (default `env.temp_dir`).
+    called with "autoEdit" when the user allows an edit tool for the session;
+    `on_cancel` is called when the user cancels a permission request and must
+    end the turn as cancelled (abort the ADK run). `output_dir` holds saved full
+    outputs (default `env.temp_dir`).
     """
 
     def __init__(
@@ -152,6 +111,7 @@ class Scheduler:
         policy: PolicyChecker,
         mode_getter: Callable[[], str],
         on_mode_change: ModeChangeCallback | None = None,
+        on_cancel: CancelCallback | None = None,
         events: ToolEventSink | None = None,
         hooks: ToolHooks | None = None,
         interactive: bool = True,
@@ -164,6 +124,8 @@ class Scheduler:
         self._policy = policy
         self._mode_getter = mode_getter
         self._on_mode_change = on_mode_change
+        self._on_cancel = on_cancel
+        self._cancelled_through = -1  # calls with tickets up to this one were cancelled with the turn
         self._events: ToolEventSink = events or NullToolEventSink()
         self._hooks: ToolHooks = hooks or NoToolHooks()
         self._interactive = interactive
@@ -179,9 +141,10 @@ class Scheduler:
     async def schedule(self, call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Runs one call; returns the function response for the model.
 
-        Raises ApprovalCancelled when the user cancelled the permission request,
-        HookStopRequested when a hook stopped the agent, CancelledError when the
-        task was cancelled. Everything else ends as `{"error": ...}`.
+        Raises ApprovalCancelled when the user cancelled the permission request
+        and no `on_cancel` was given, HookStopRequested when a hook stopped the
+        agent, CancelledError when the task was cancelled. Everything else ends
+        as `{"error": ...}`.
         """
         ticket = self._queue.take()
         tool = self._tools.get(name)
@@ -314,6 +277,8 @@ class Scheduler:
         self, call: _Call, tool: GcliTool, mode: str, preview: tuple[DisplayContent, ...], *, forced: bool
     ) -> None:
         await self._queue.wait_turn(call.ticket)
+        if call.ticket <= self._cancelled_through:
+            await self._cancel_with_turn(call, first=False)
         if not forced:  # an earlier "always" answer may have settled it while this call waited
             verdict = self._evaluate(call, tool, self._mode_getter())
             if verdict.decision == "allow":
@@ -352,8 +317,19 @@ class Scheduler:
                 self._policy.add_session_rule(call.name, call.args, mode=mode, decision="deny")
                 await self._finish_error(call, REJECTED_MESSAGE)
             case "cancelled":
-                await self._finish_cancelled(call)
-                raise ApprovalCancelled(call.call_id, call.name)
+                await self._cancel_with_turn(call, first=True)
+
+    async def _cancel_with_turn(self, call: _Call, *, first: bool) -> None:
+        """Ends the call as cancelled because the user cancelled the turn (see the module doc)."""
+        self._cancelled_through = max(self._cancelled_through, self._queue.last_ticket)
+        await self._finish_cancelled(call)
+        if self._on_cancel is None:
+            raise ApprovalCancelled(call.call_id, call.name)
+        if first:
+            result = self._on_cancel()
+            if inspect.isawaitable(result):
+                await result
+        raise _Finished({"error": CANCELLED_MESSAGE})
 
     async def _execute(self, call: _Call, tool: GcliTool) -> ToolResult:
         async def progress(content: tuple[DisplayContent, ...]) -> None:

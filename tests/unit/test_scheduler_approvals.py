@@ -13,7 +13,7 @@ from runtime.protocol import DisplayContent, DisplayDiff, ToolDisplay, ToolKind,
 from runtime.tools.approvals import REJECTED_MESSAGE, ApprovalCancelled, ApprovalQueue
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.policy import PolicyEngine
-from runtime.tools.scheduler import Scheduler, ToolCallOutcome
+from runtime.tools.scheduler import CANCELLED_MESSAGE, Scheduler, ToolCallOutcome
 
 
 class GatedHost(Host):
@@ -106,7 +106,13 @@ SHELL = "run_shell_command"
 
 
 def scheduler(
-    tmp_path: Path, host: Host, *, mode: str = "default", on_mode_change: Any = None, sink: Sink | None = None
+    tmp_path: Path,
+    host: Host,
+    *,
+    mode: str = "default",
+    on_mode_change: Any = None,
+    on_cancel: Any = None,
+    sink: Sink | None = None,
 ) -> tuple[Scheduler, dict[str, Tool]]:
     root = tmp_path / "ws"
     root.mkdir(exist_ok=True)
@@ -119,6 +125,7 @@ def scheduler(
             policy=PolicyEngine(workspace_root=root),
             mode_getter=lambda: mode,
             on_mode_change=on_mode_change,
+            on_cancel=on_cancel,
             events=sink,
         ),
         tools,
@@ -185,6 +192,43 @@ async def test_a_cancelled_request_cancels_the_call_and_the_turn(tmp_path: Path)
     assert sink.of("c1") == ["requested", "cancelled"]
     assert tools[SHELL].executed == []
     assert "output" in await sched.schedule("c2", SHELL, {"command": "make"})  # the queue is free
+
+
+async def test_a_cancelled_request_cancels_the_calls_waiting_behind_it(tmp_path: Path) -> None:
+    host = GatedHost()
+    sink = Sink()
+    sched, tools = scheduler(tmp_path, host, sink=sink)
+    first = asyncio.create_task(sched.schedule("c1", SHELL, {"command": "make a"}))
+    second = asyncio.create_task(sched.schedule("c2", SHELL, {"command": "make b"}))
+    await host.wait_for(1)
+    host.answer("c1", None)
+    for task in (first, second):
+        with pytest.raises(ApprovalCancelled):
+            await task
+    assert [r.tool_call_id for r in host.requests] == ["c1"]  # c2 never asked
+    assert sink.of("c2") == ["requested", "cancelled"]
+    later = asyncio.create_task(sched.schedule("c3", SHELL, {"command": "make c"}))
+    await host.wait_for(2)  # a later turn asks again
+    host.answer("c3", "proceed_once")
+    assert "output" in await later
+    assert [a["command"] for a in tools[SHELL].executed] == ["make c"]
+
+
+async def test_on_cancel_aborts_the_turn_instead_of_raising(tmp_path: Path) -> None:
+    host = GatedHost()
+    aborts: list[str] = []
+
+    async def abort() -> None:
+        aborts.append("abort")
+
+    sched, tools = scheduler(tmp_path, host, on_cancel=abort)
+    first = asyncio.create_task(sched.schedule("c1", SHELL, {"command": "make a"}))
+    second = asyncio.create_task(sched.schedule("c2", SHELL, {"command": "make b"}))
+    await host.wait_for(1)
+    host.answer("c1", None)
+    assert await first == {"error": CANCELLED_MESSAGE}
+    assert await second == {"error": CANCELLED_MESSAGE}
+    assert aborts == ["abort"] and len(host.requests) == 1 and tools[SHELL].executed == []
 
 
 async def test_reject_tells_the_model_and_the_next_call_still_works(tmp_path: Path) -> None:

@@ -1,0 +1,155 @@
+"""toAdkTool: a GcliTool as an ADK `BaseTool` whose every call goes through the scheduler.
+
+The ADK tool holds no session state. It finds the session's `Scheduler` through
+a `SchedulerProvider` given the call's `ToolContext`; `SchedulerRegistry` is the
+usual provider (one per server, keyed by the ADK session id). A session that
+builds its own tool objects may pass `lambda _ctx: scheduler` instead.
+
+`ProtocolToolEventSink` turns the scheduler's reports into `runtime.protocol`
+events (`tool_request`, `tool_update`, `tool_response`, and a `custom` `plan`
+event when a tool returns todo entries).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Literal
+
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from runtime.errors import ToolError
+from runtime.protocol import (
+    AgentEvent,
+    CustomEvent,
+    ToolDisplay,
+    ToolRequestEvent,
+    ToolResponseEvent,
+    ToolUpdateEvent,
+)
+from runtime.tools.base import GcliTool
+from runtime.tools.scheduler import Scheduler, ToolCallOutcome
+
+logger = logging.getLogger(__name__)
+
+SchedulerProvider = Callable[[ToolContext], Scheduler]
+
+
+class SchedulerRegistry:
+    """Finds a session's scheduler by the ADK session id of the call.
+
+    `register` returns a function that removes the entry (call it when the
+    session closes). Calling the registry with a ToolContext returns the
+    scheduler, or raises ToolError when the session has none.
+    """
+
+    def __init__(self) -> None:
+        self._schedulers: dict[str, Scheduler] = {}
+
+    def register(self, session_id: str, scheduler: Scheduler) -> Callable[[], None]:
+        self._schedulers[session_id] = scheduler
+
+        def unregister() -> None:
+            if self._schedulers.get(session_id) is scheduler:
+                del self._schedulers[session_id]
+
+        return unregister
+
+    def get(self, session_id: str) -> Scheduler | None:
+        return self._schedulers.get(session_id)
+
+    def __call__(self, tool_context: ToolContext) -> Scheduler:
+        session_id = tool_context.session.id
+        scheduler = self._schedulers.get(session_id)
+        if scheduler is None:
+            raise ToolError(f"no tool scheduler is registered for session {session_id}")
+        return scheduler
+
+
+class GcliAdkTool(BaseTool):
+    """The ADK face of one GcliTool. `run_async` returns the scheduler's function
+    response: `{"output": text}` or `{"error": text}`."""
+
+    def __init__(self, tool: GcliTool, *, scheduler_provider: SchedulerProvider) -> None:
+        super().__init__(name=tool.name, description=tool.description)
+        self.gcli_tool = tool
+        self._scheduler_provider = scheduler_provider
+
+    def _get_declaration(self) -> types.FunctionDeclaration:
+        return types.FunctionDeclaration(
+            name=self.name,
+            description=self.description,
+            parameters_json_schema=self.gcli_tool.parameters_schema(),
+        )
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any]:
+        scheduler = self._scheduler_provider(tool_context)
+        call_id = tool_context.function_call_id or f"call-{uuid.uuid4().hex[:16]}"
+        return await scheduler.schedule(call_id, self.name, dict(args))
+
+
+def to_adk_tools(tools: Iterable[GcliTool], *, scheduler_provider: SchedulerProvider) -> list[GcliAdkTool]:
+    return [GcliAdkTool(tool, scheduler_provider=scheduler_provider) for tool in tools]
+
+
+EmitEvent = Callable[[AgentEvent], Awaitable[None] | None]
+
+
+class ProtocolToolEventSink:
+    """A `ToolEventSink` that emits `runtime.protocol` events.
+
+    `next_id` gives each event its id, `stream_id` the active stream; `emit`
+    may be sync or async. `tool_response.data` holds `status`
+    (completed | failed | cancelled), `output` (what the model got) and, when
+    present, `raw_output`.
+    """
+
+    def __init__(
+        self,
+        *,
+        emit: EmitEvent,
+        next_id: Callable[[], str],
+        stream_id: Callable[[], str],
+        thread_id: str | None = None,
+    ) -> None:
+        self._emit = emit
+        self._next_id = next_id
+        self._stream_id = stream_id
+        self._thread_id = thread_id
+
+    def _base(self) -> dict[str, Any]:
+        return {"id": self._next_id(), "stream_id": self._stream_id(), "thread_id": self._thread_id}
+
+    async def _send(self, event: AgentEvent) -> None:
+        result = self._emit(event)
+        if inspect.isawaitable(result):
+            await result
+
+    async def tool_requested(self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay) -> None:
+        await self._send(ToolRequestEvent(**self._base(), request_id=call_id, name=name, args=args, display=display))
+
+    async def tool_updated(
+        self, call_id: str, status: Literal["pending", "in_progress"], display: ToolDisplay | None
+    ) -> None:
+        await self._send(ToolUpdateEvent(**self._base(), request_id=call_id, status=status, display=display))
+
+    async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
+        data: dict[str, Any] = {"status": outcome.status, "output": outcome.llm_content}
+        if outcome.raw_output is not None:
+            data["raw_output"] = outcome.raw_output
+        await self._send(
+            ToolResponseEvent(
+                **self._base(),
+                request_id=call_id,
+                name=name,
+                display=outcome.display,
+                data=data,
+                is_error=outcome.is_error,
+            )
+        )
+        if outcome.plan is not None:
+            await self._send(CustomEvent(**self._base(), kind="plan", data={"entries": outcome.plan}))
