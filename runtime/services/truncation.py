@@ -42,7 +42,12 @@ def _safe(name: str) -> str:
 
 def output_file_path(output_dir: Path, *, session_id: str, tool_name: str, call_id: str) -> Path:
     """The deterministic file holding a call's full output."""
-    return output_dir / "tool-outputs" / f"session-{_safe(session_id)}" / f"{_safe(tool_name)}_{_safe(call_id)}.txt"
+    return (
+        output_dir
+        / "tool-outputs"
+        / f"session-{_safe(session_id)}"
+        / f"{_safe(tool_name)}_{_safe(call_id)}.txt"
+    )
 
 
 def truncate_output(
@@ -74,7 +79,8 @@ def truncate_output(
         where = f"The full output could not be saved: {exc}"
         saved = None
     text = (
-        f"Output too large. Showing first {head_chars:,} and last {tail_chars:,} characters. {where}\n"
-        f"{content[:head_chars]}\n\n... [{omitted:,} characters omitted] ...\n\n{content[-tail_chars:]}"
+        f"Output too large. Showing first {head_chars:,} and last {tail_chars:,} characters. "
+        f"{where}\n{content[:head_chars]}\n\n"
+        f"... [{omitted:,} characters omitted] ...\n\n{content[-tail_chars:]}"
     )
     return TruncatedOutput(text=text, saved_path=saved, omitted=omitted)

@@ -92,7 +92,9 @@ class GcliAdkTool(BaseTool):
         return await scheduler.schedule(call_id, self.name, dict(args))
 
 
-def to_adk_tools(tools: Iterable[GcliTool], *, scheduler_provider: SchedulerProvider) -> list[GcliAdkTool]:
+def to_adk_tools(
+    tools: Iterable[GcliTool], *, scheduler_provider: SchedulerProvider
+) -> list[GcliAdkTool]:
     return [GcliAdkTool(tool, scheduler_provider=scheduler_provider) for tool in tools]
 
 
@@ -129,13 +131,21 @@ class ProtocolToolEventSink:
         if inspect.isawaitable(result):
             await result
 
-    async def tool_requested(self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay) -> None:
-        await self._send(ToolRequestEvent(**self._base(), request_id=call_id, name=name, args=args, display=display))
+    async def tool_requested(
+        self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay
+    ) -> None:
+        await self._send(
+            ToolRequestEvent(
+                **self._base(), request_id=call_id, name=name, args=args, display=display
+            )
+        )
 
     async def tool_updated(
         self, call_id: str, status: Literal["pending", "in_progress"], display: ToolDisplay | None
     ) -> None:
-        await self._send(ToolUpdateEvent(**self._base(), request_id=call_id, status=status, display=display))
+        await self._send(
+            ToolUpdateEvent(**self._base(), request_id=call_id, status=status, display=display)
+        )
 
     async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
         data: dict[str, Any] = {"status": outcome.status, "output": outcome.llm_content}
@@ -152,4 +162,6 @@ class ProtocolToolEventSink:
             )
         )
         if outcome.plan is not None:
-            await self._send(CustomEvent(**self._base(), kind="plan", data={"entries": outcome.plan}))
+            await self._send(
+                CustomEvent(**self._base(), kind="plan", data={"entries": outcome.plan})
+            )

@@ -28,7 +28,9 @@ REJECT_ALWAYS = "reject_always"
 PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
     PermissionOption(option_id=PROCEED_ONCE, name="Allow", kind="allow_once"),
     PermissionOption(option_id=PROCEED_ALWAYS, name="Allow for this session", kind="allow_always"),
-    PermissionOption(option_id=PROCEED_ALWAYS_AND_SAVE, name="Always allow — saved", kind="allow_always"),
+    PermissionOption(
+        option_id=PROCEED_ALWAYS_AND_SAVE, name="Always allow — saved", kind="allow_always"
+    ),
     PermissionOption(option_id=CANCEL, name="Reject", kind="reject_once"),
     PermissionOption(option_id=REJECT_ALWAYS, name="Reject always", kind="reject_always"),
 )
@@ -38,12 +40,18 @@ REJECTED_MESSAGE = "The user rejected this tool call."
 # What the user chose. "reject" is the "Reject" option (`cancel` id); "cancelled"
 # means the request itself was cancelled (the user cancelled the turn).
 ApprovalChoice = Literal[
-    "proceed_once", "proceed_always", "proceed_always_and_save", "reject", "reject_always", "cancelled"
+    "proceed_once",
+    "proceed_always",
+    "proceed_always_and_save",
+    "reject",
+    "reject_always",
+    "cancelled",
 ]
 
 
 class ApprovalCancelled(RuntimeAgentError):
-    """The permission request was cancelled: the call is cancelled and the turn must end as cancelled.
+    """The permission request was cancelled: the call is cancelled, and the turn must
+    end as cancelled.
 
     Raised out of `Scheduler.schedule`; the session turns it into a cancelled turn
     (ACP stopReason `cancelled`), as for the user's own cancel.
@@ -62,7 +70,8 @@ def build_permission_request(
     display: ToolDisplay,
     preview: tuple[DisplayContent, ...],
 ) -> PermissionRequest:
-    """The question for one call: title, kind and locations from the display, the preview as content."""
+    """The question for one call: title, kind and locations from the display, the
+    preview as content."""
     return PermissionRequest(
         tool_call_id=call_id,
         title=display.title,
@@ -90,7 +99,9 @@ def choice_from_outcome(outcome: PermissionOutcome) -> ApprovalChoice:
         case "reject_always":
             return "reject_always"
         case other:
-            logger.warning("permission answer with unknown option %r: treated as a rejection", other)
+            logger.warning(
+                "permission answer with unknown option %r: treated as a rejection", other
+            )
             return "reject"
 
 

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import re
+import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +76,9 @@ class ToolHooks(Protocol):
 
     async def before_tool(self, name: str, args: dict[str, Any]) -> BeforeToolOutcome: ...
 
-    async def after_tool(self, name: str, args: dict[str, Any], result: ToolResult) -> AfterToolOutcome: ...
+    async def after_tool(
+        self, name: str, args: dict[str, Any], result: ToolResult
+    ) -> AfterToolOutcome: ...
 
 
 class NoToolHooks:
@@ -84,7 +87,9 @@ class NoToolHooks:
     async def before_tool(self, name: str, args: dict[str, Any]) -> BeforeToolOutcome:
         return BeforeToolOutcome()
 
-    async def after_tool(self, name: str, args: dict[str, Any], result: ToolResult) -> AfterToolOutcome:
+    async def after_tool(
+        self, name: str, args: dict[str, Any], result: ToolResult
+    ) -> AfterToolOutcome:
         return AfterToolOutcome()
 
 
@@ -124,7 +129,9 @@ class HookAnswer:
     failed: bool = False
 
 
-def parse_hook_groups(settings_hooks: Mapping[str, Any], event: str, disabled: Sequence[str] = ()) -> tuple[HookGroup, ...]:
+def parse_hook_groups(
+    settings_hooks: Mapping[str, Any], event: str, disabled: Sequence[str] = ()
+) -> tuple[HookGroup, ...]:
     """The command hooks for `event` from the settings' `hooks` object (bad entries skipped)."""
     groups: list[HookGroup] = []
     for entry in settings_hooks.get(event, []) or []:
@@ -133,7 +140,11 @@ def parse_hook_groups(settings_hooks: Mapping[str, Any], event: str, disabled: S
             continue
         hooks = []
         for raw in entry.get("hooks", []) or []:
-            if not isinstance(raw, Mapping) or raw.get("type", "command") != "command" or not raw.get("command"):
+            if (
+                not isinstance(raw, Mapping)
+                or raw.get("type", "command") != "command"
+                or not raw.get("command")
+            ):
                 logger.warning("hooks.%s: ignoring hook %r (only command hooks run)", event, raw)
                 continue
             if raw.get("name") in disabled or raw.get("command") in disabled:
@@ -144,11 +155,17 @@ def parse_hook_groups(settings_hooks: Mapping[str, Any], event: str, disabled: S
                     command=str(raw["command"]),
                     name=raw.get("name"),
                     timeout_ms=int(raw.get("timeout", DEFAULT_HOOK_TIMEOUT_MS)),
-                    env={str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else {},
+                    env={str(k): str(v) for k, v in env.items()}
+                    if isinstance(env, Mapping)
+                    else {},
                 )
             )
         if hooks:
-            groups.append(HookGroup(str(entry.get("matcher", "") or ""), tuple(hooks), bool(entry.get("sequential"))))
+            groups.append(
+                HookGroup(
+                    str(entry.get("matcher", "") or ""), tuple(hooks), bool(entry.get("sequential"))
+                )
+            )
     return tuple(groups)
 
 
@@ -194,7 +211,11 @@ class CommandToolHooks:
         payload = {"tool_name": name, "tool_input": args}
         answers = await self._run_event("BeforeTool", self._before, name, payload, chain_input=True)
         blocks = [a for a in answers if _decision(a) == "block"]
-        inputs = [_specific(a, "tool_input") for a in answers if isinstance(_specific(a, "tool_input"), dict)]
+        inputs = [
+            _specific(a, "tool_input")
+            for a in answers
+            if isinstance(_specific(a, "tool_input"), dict)
+        ]
         decision: Literal["allow", "ask", "block"] | None = None
         if blocks:
             decision = "block"
@@ -209,7 +230,9 @@ class CommandToolHooks:
             system_message=_joined(a.get("systemMessage") for a in answers),
         )
 
-    async def after_tool(self, name: str, args: dict[str, Any], result: ToolResult) -> AfterToolOutcome:
+    async def after_tool(
+        self, name: str, args: dict[str, Any], result: ToolResult
+    ) -> AfterToolOutcome:
         response: dict[str, Any] = {"llmContent": result.llm_content}
         if result.is_error:
             response["error"] = result.llm_content
@@ -226,7 +249,13 @@ class CommandToolHooks:
         )
 
     async def _run_event(
-        self, event: str, groups: tuple[HookGroup, ...], tool_name: str, payload: dict[str, Any], *, chain_input: bool
+        self,
+        event: str,
+        groups: tuple[HookGroup, ...],
+        tool_name: str,
+        payload: dict[str, Any],
+        *,
+        chain_input: bool,
     ) -> list[dict[str, Any]]:
         selected = [g for g in groups if g.applies_to(tool_name)]
         hooks = [h for g in selected for h in g.hooks]
@@ -249,7 +278,9 @@ class CommandToolHooks:
                 if chain_input and isinstance(new_input, dict):
                     current["tool_input"] = new_input
         else:
-            answers = list(await asyncio.gather(*(self._run_one(h, {**base, **payload}) for h in hooks)))
+            answers = list(
+                await asyncio.gather(*(self._run_one(h, {**base, **payload}) for h in hooks))
+            )
         return [a.output for a in answers if not a.failed]
 
     async def _run_one(self, hook: CommandHook, data: dict[str, Any]) -> HookAnswer:
@@ -268,6 +299,7 @@ class CommandToolHooks:
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self._cwd,
                 env=env,
+                start_new_session=True,  # own process group: a timeout kills its children too
             )
         except OSError as exc:
             logger.warning("hook %s could not start: %s", hook.name or hook.command, exc)
@@ -277,19 +309,29 @@ class CommandToolHooks:
                 process.communicate(json.dumps(data).encode()), timeout=hook.timeout_ms / 1000
             )
         except TimeoutError:
-            logger.warning("hook %s timed out after %d ms", hook.name or hook.command, hook.timeout_ms)
+            logger.warning(
+                "hook %s timed out after %d ms", hook.name or hook.command, hook.timeout_ms
+            )
             await _kill(process)
             return HookAnswer({}, failed=True)
         except asyncio.CancelledError:
             await _kill(process)
             raise
         code = process.returncode if process.returncode is not None else -1
-        return HookAnswer(_parse_output(stdout.decode(errors="replace"), stderr.decode(errors="replace"), code))
+        return HookAnswer(
+            _parse_output(stdout.decode(errors="replace"), stderr.decode(errors="replace"), code)
+        )
 
 
 async def _kill(process: asyncio.subprocess.Process) -> None:
     if process.returncode is None:
-        process.kill()
+        try:
+            if hasattr(os, "killpg"):
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+        except ProcessLookupError:
+            logger.debug("hook process %d already gone", process.pid)
         await process.wait()
 
 

@@ -44,7 +44,13 @@ from runtime.tools.policy_rules import (
     load_rules_dir,
     stable_json,
 )
-from runtime.tools.shell_safety import SHELL_TOOL_NAME, CommandPart, approval_reason, command_prefixes, split_commands
+from runtime.tools.shell_safety import (
+    SHELL_TOOL_NAME,
+    CommandPart,
+    approval_reason,
+    command_prefixes,
+    split_commands,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +171,14 @@ class PolicyEngine:
         if tool_name == SHELL_TOOL_NAME and isinstance(command, str):
             parts = split_commands(command) or (CommandPart(text=command.strip()),)
             verdicts = [
-                self._evaluate_one(rules, tool_name, {**args, "command": part.text}, part, approval_mode, mcp_server)
+                self._evaluate_one(
+                    rules,
+                    tool_name,
+                    {**args, "command": part.text},
+                    part,
+                    approval_mode,
+                    mcp_server,
+                )
                 for part in parts
             ]
             verdict = max(verdicts, key=lambda v: DECISION_SEVERITY[v.decision])
@@ -176,7 +189,7 @@ class PolicyEngine:
                 decision="deny",
                 rule=verdict.rule,
                 reason=f"{verdict.reason}; approval is not possible in a non-interactive session",
-                deny_message="This tool call needs the user's approval, which cannot be asked for here.",
+                deny_message="This call needs the user's approval, which cannot be asked here.",
             )
         return verdict
 
@@ -204,9 +217,13 @@ class PolicyEngine:
         if rule.decision == "allow" and part is not None and mode != "yolo":
             heuristic = approval_reason(part)
             if heuristic is not None:
-                return PolicyDecision(decision="ask_user", rule=None, reason=f"{heuristic} in {part.text!r}")
+                return PolicyDecision(
+                    decision="ask_user", rule=None, reason=f"{heuristic} in {part.text!r}"
+                )
         deny_message = rule.deny_message if rule.decision == "deny" else None
-        return PolicyDecision(decision=rule.decision, rule=rule, reason=where, deny_message=deny_message)
+        return PolicyDecision(
+            decision=rule.decision, rule=rule, reason=where, deny_message=deny_message
+        )
 
     # ------------------------------------------------------------ "always" answers
 
@@ -234,7 +251,9 @@ class PolicyEngine:
             }
         )
         with self._lock:
-            self._session_rules = [r for r in self._session_rules if r.criteria() != rule.criteria()]
+            self._session_rules = [
+                r for r in self._session_rules if r.criteria() != rule.criteria()
+            ]
             self._session_rules.append(rule)
         logger.info("policy: session rule %s", rule.to_toml_table())
         return rule
@@ -274,7 +293,11 @@ def _append_rule_atomically(path: Path, rule: PolicyRule) -> None:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML; not adding a rule to it: {exc}") from exc
     addition = tomli_w.dumps({"rule": [rule.to_toml_table()]})
-    separator = "" if not existing or existing.endswith("\n\n") else ("\n" if existing.endswith("\n") else "\n\n")
+    separator = (
+        ""
+        if not existing or existing.endswith("\n\n")
+        else ("\n" if existing.endswith("\n") else "\n\n")
+    )
     text = existing + separator + addition
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -55,9 +55,20 @@ def default_rules(*, plans_dir: Path | None = None) -> tuple[PolicyRule, ...]:
     rules = [
         _rule(toolName=list(ASKING_TOOLS), decision="ask_user", priority=10),
         _rule(toolName=list(EDIT_TOOLS), decision="allow", priority=15, modes=["autoEdit"]),
-        _rule(commandPrefix=list(SAFE_COMMAND_PREFIXES), decision="allow", priority=20, modes=["autoEdit"]),
+        _rule(
+            commandPrefix=list(SAFE_COMMAND_PREFIXES),
+            decision="allow",
+            priority=20,
+            modes=["autoEdit"],
+        ),
         _rule(toolName=list(READ_ONLY_TOOLS), decision="allow", priority=50),
-        _rule(toolName="*", decision="deny", priority=60, modes=["plan"], denyMessage=PLAN_MODE_DENY_MESSAGE),
+        _rule(
+            toolName="*",
+            decision="deny",
+            priority=60,
+            modes=["plan"],
+            denyMessage=PLAN_MODE_DENY_MESSAGE,
+        ),
         _rule(toolName=list(READ_ONLY_TOOLS), decision="allow", priority=70, modes=["plan"]),
         _rule(toolName="*", decision="allow", priority=999, modes=["yolo"]),
     ]

@@ -43,7 +43,17 @@ Decision = Literal["allow", "deny", "ask_user"]
 DECISION_SEVERITY: dict[Decision, int] = {"allow": 0, "ask_user": 1, "deny": 2}
 
 _TOML_KEYS = frozenset(
-    {"toolName", "mcpName", "argsPattern", "commandPrefix", "commandRegex", "decision", "priority", "modes", "denyMessage"}
+    {
+        "toolName",
+        "mcpName",
+        "argsPattern",
+        "commandPrefix",
+        "commandRegex",
+        "decision",
+        "priority",
+        "modes",
+        "denyMessage",
+    }
 )
 
 
@@ -121,17 +131,28 @@ class PolicyRule(BaseModel):
 
     def criteria(self) -> tuple[object, ...]:
         """What the rule matches (not what it decides): equal criteria means the same calls."""
-        return (self.tool_name, self.mcp_name, self.args_pattern, self.command_prefix, self.command_regex, self.modes)
+        return (
+            self.tool_name,
+            self.mcp_name,
+            self.args_pattern,
+            self.command_prefix,
+            self.command_regex,
+            self.modes,
+        )
 
     def matches(self, facts: CallFacts, mode: ApprovalMode) -> bool:
         """True when this rule applies to the call in `mode`."""
         if self.modes is not None and mode not in self.modes:
             return False
-        if self.tool_name is not None and not any(_name_matches(p, facts.tool_name) for p in self.tool_name):
+        if self.tool_name is not None and not any(
+            _name_matches(p, facts.tool_name) for p in self.tool_name
+        ):
             return False
         if self.mcp_name is not None and not _from_server(facts, self.mcp_name):
             return False
-        if self.args_pattern is not None and not compiled(self.args_pattern).search(facts.args_json):
+        if self.args_pattern is not None and not compiled(self.args_pattern).search(
+            facts.args_json
+        ):
             return False
         if self.command_prefix is not None or self.command_regex is not None:
             if facts.command is None:
@@ -140,7 +161,9 @@ class PolicyRule(BaseModel):
                 matches_prefix(facts.command, p) for p in self.command_prefix
             ):
                 return False
-            if self.command_regex is not None and not compiled(self.command_regex).match(facts.command):
+            if self.command_regex is not None and not compiled(self.command_regex).match(
+                facts.command
+            ):
                 return False
         return True
 
@@ -203,7 +226,9 @@ def parse_rules(text: str, *, tier: int, source: str) -> LoadedRules:
 
 
 def _short(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'rule'}: {e['msg']}" for e in exc.errors())
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'rule'}: {e['msg']}" for e in exc.errors()
+    )
 
 
 def load_rules_dir(directory: Path, *, tier: int) -> LoadedRules:

@@ -43,7 +43,13 @@ from runtime.tools.approvals import (
     choice_from_outcome,
 )
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.hooks import AfterToolOutcome, BeforeToolOutcome, HookStopRequested, NoToolHooks, ToolHooks
+from runtime.tools.hooks import (
+    AfterToolOutcome,
+    BeforeToolOutcome,
+    HookStopRequested,
+    NoToolHooks,
+    ToolHooks,
+)
 from runtime.tools.modes import mode_rank, parse_mode
 from runtime.tools.policy import PolicyDecision
 from runtime.tools.policy_defaults import EDIT_TOOLS
@@ -74,6 +80,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 CANCELLED_MESSAGE = "The user cancelled this tool call."
+
+
 class _Finished(Exception):
     """Internal: the call ended early with this function response."""
 
@@ -125,7 +133,9 @@ class Scheduler:
         self._mode_getter = mode_getter
         self._on_mode_change = on_mode_change
         self._on_cancel = on_cancel
-        self._cancelled_through = -1  # calls with tickets up to this one were cancelled with the turn
+        self._cancelled_through = (
+            -1
+        )  # calls with tickets up to this one were cancelled with the turn
         self._events: ToolEventSink = events or NullToolEventSink()
         self._hooks: ToolHooks = hooks or NoToolHooks()
         self._interactive = interactive
@@ -152,7 +162,9 @@ class Scheduler:
         try:
             if tool is None:
                 available = ", ".join(sorted(self._tools)) or "none"
-                return await self._finish_error(call, f'Tool "{name}" not found. Available tools: {available}.')
+                return await self._finish_error(
+                    call, f'Tool "{name}" not found. Available tools: {available}.'
+                )
             return await self._run(call, tool)
         except _Finished as done:
             return done.response
@@ -183,7 +195,9 @@ class Scheduler:
         await self._requested(call)
         if verdict.decision == "ask_user" or before.decision == "ask":
             if not self._interactive:
-                await self._finish_error(call, "This tool call needs the user's approval, which cannot be asked here.")
+                await self._finish_error(
+                    call, "This tool call needs the user's approval, which cannot be asked here."
+                )
             await self._approve(call, tool, mode, preview, forced=before.decision == "ask")
         self._queue.release(call.ticket)
         await self._events.tool_updated(call.call_id, "in_progress", None)
@@ -238,7 +252,9 @@ class Scheduler:
             await self._finish_error(call, f"Tool execution stopped: {reason}", raise_=False)
             raise HookStopRequested(reason)
         if before.decision == "block":
-            await self._finish_error(call, f"Tool execution blocked: {before.reason or 'no reason given'}")
+            await self._finish_error(
+                call, f"Tool execution blocked: {before.reason or 'no reason given'}"
+            )
         return before
 
     async def _after_hook(self, call: _Call, result: ToolResult) -> ToolResult:
@@ -252,11 +268,14 @@ class Scheduler:
         await self._notify(after.system_message)
         if after.decision == "block":
             result = dataclasses.replace(
-                result, llm_content=f"Tool execution blocked: {after.reason or 'no reason given'}", is_error=True
+                result,
+                llm_content=f"Tool execution blocked: {after.reason or 'no reason given'}",
+                is_error=True,
             )
         if after.additional_context:
             result = dataclasses.replace(
-                result, llm_content=f"{result.llm_content}\n\n<hook_context>{after.additional_context}</hook_context>"
+                result,
+                llm_content=f"{result.llm_content}\n\n<hook_context>{after.additional_context}</hook_context>",
             )
         if after.stop:
             reason = after.stop_reason or after.reason or "A hook stopped the agent."
@@ -274,7 +293,13 @@ class Scheduler:
             return ()
 
     async def _approve(
-        self, call: _Call, tool: GcliTool, mode: str, preview: tuple[DisplayContent, ...], *, forced: bool
+        self,
+        call: _Call,
+        tool: GcliTool,
+        mode: str,
+        preview: tuple[DisplayContent, ...],
+        *,
+        forced: bool,
     ) -> None:
         await self._queue.wait_turn(call.ticket)
         if call.ticket <= self._cancelled_through:
@@ -285,7 +310,9 @@ class Scheduler:
                 return
             if verdict.decision == "deny":
                 await self._finish_denied(call, verdict)
-        request = build_permission_request(call_id=call.call_id, args=call.args, display=call.display, preview=preview)
+        request = build_permission_request(
+            call_id=call.call_id, args=call.args, display=call.display, preview=preview
+        )
         try:
             outcome = await self._env.host.request_permission(request)
         except (RuntimeAgentError, OSError, ConnectionError) as exc:
@@ -310,7 +337,9 @@ class Scheduler:
                 except RuntimeAgentError as exc:
                     logger.warning("could not save the rule: %s", exc)
                     self._policy.add_session_rule(call.name, call.args, mode=mode)
-                    await self._notify(f"Could not save the permission; it holds for this session only: {exc}")
+                    await self._notify(
+                        f"Could not save the permission; it holds for this session only: {exc}"
+                    )
             case "reject":
                 await self._finish_error(call, REJECTED_MESSAGE)
             case "reject_always":
@@ -345,7 +374,9 @@ class Scheduler:
         except Exception as exc:  # a tool's failure is the model's information, not the turn's end
             logger.exception("tool %s (%s) raised", call.name, call.call_id)
             return ToolResult(
-                llm_content=f"Error executing tool {call.name}: {exc}", is_error=True, error_type=type(exc).__name__
+                llm_content=f"Error executing tool {call.name}: {exc}",
+                is_error=True,
+                error_type=type(exc).__name__,
             )
 
     # ------------------------------------------------------------ events
@@ -362,9 +393,13 @@ class Scheduler:
     async def _requested(self, call: _Call) -> None:
         if not call.requested:
             call.requested = True
-            await self._events.tool_requested(call.call_id, call.name, dict(call.args), call.display)
+            await self._events.tool_requested(
+                call.call_id, call.name, dict(call.args), call.display
+            )
 
-    async def _finish(self, call: _Call, result: ToolResult, content: tuple[DisplayContent, ...]) -> None:
+    async def _finish(
+        self, call: _Call, result: ToolResult, content: tuple[DisplayContent, ...]
+    ) -> None:
         outcome = ToolCallOutcome(
             status="failed" if result.is_error else "completed",
             display=call.display.model_copy(update={"content": content}),
@@ -375,11 +410,15 @@ class Scheduler:
         )
         await self._emit_finished(call, outcome)
 
-    async def _finish_error(self, call: _Call, message: str, *, raise_: bool = True) -> dict[str, Any]:
+    async def _finish_error(
+        self, call: _Call, message: str, *, raise_: bool = True
+    ) -> dict[str, Any]:
         """Reports the call as failed with `message`, then ends it by raising _Finished
         (with `raise_=False`, returns the function response instead)."""
         await self._requested(call)
-        outcome = ToolCallOutcome(status="failed", display=call.display, llm_content=message, is_error=True)
+        outcome = ToolCallOutcome(
+            status="failed", display=call.display, llm_content=message, is_error=True
+        )
         await self._emit_finished(call, outcome)
         if raise_:
             raise _Finished({"error": message})
@@ -393,7 +432,10 @@ class Scheduler:
     async def _finish_cancelled(self, call: _Call) -> None:
         if call.requested and not call.finished:
             outcome = ToolCallOutcome(
-                status="cancelled", display=call.display, llm_content=CANCELLED_MESSAGE, is_error=True
+                status="cancelled",
+                display=call.display,
+                llm_content=CANCELLED_MESSAGE,
+                is_error=True,
             )
             await self._emit_finished(call, outcome)
 

@@ -37,7 +37,9 @@ class ToolEventSink(Protocol):
     zero or more times (in_progress, then progress displays), `tool_finished` once.
     Calls that fail before approval still get `tool_requested` then `tool_finished`."""
 
-    async def tool_requested(self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay) -> None: ...
+    async def tool_requested(
+        self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay
+    ) -> None: ...
 
     async def tool_updated(
         self, call_id: str, status: Literal["pending", "in_progress"], display: ToolDisplay | None
@@ -49,7 +51,9 @@ class ToolEventSink(Protocol):
 class NullToolEventSink:
     """Reports nothing."""
 
-    async def tool_requested(self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay) -> None:
+    async def tool_requested(
+        self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay
+    ) -> None:
         return None
 
     async def tool_updated(
@@ -65,7 +69,13 @@ class PolicyChecker(Protocol):
     """The part of `PolicyEngine` the scheduler uses."""
 
     def evaluate(
-        self, tool_name: str, args: dict[str, Any], *, mode: str, interactive: bool = True, mcp_server: str | None = None
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        *,
+        mode: str,
+        interactive: bool = True,
+        mcp_server: str | None = None,
     ) -> PolicyDecision: ...
 
     def add_session_rule(
@@ -81,7 +91,11 @@ CancelCallback = Callable[[], Awaitable[None] | None]
 
 def default_should_truncate(name: str, tool: GcliTool) -> bool:
     """Shell output and MCP results are cut when too large (other tools page themselves)."""
-    return name == SHELL_TOOL_NAME or name.startswith("mcp_") or getattr(tool, "mcp_server", None) is not None
+    return (
+        name == SHELL_TOOL_NAME
+        or name.startswith("mcp_")
+        or getattr(tool, "mcp_server", None) is not None
+    )
 
 
 # Arguments that name a file or directory, in Gemini CLI's tools.
@@ -149,5 +163,5 @@ def outside_workspace(args: dict[str, Any], env: ToolEnv) -> str | None:
         resolved = (candidate if candidate.is_absolute() else env.cwd / candidate).resolve()
         if not any(_within(resolved, base) for base in allowed):
             roots = ", ".join(str(r) for r in env.roots)
-            return f"Path {value} is outside the workspace ({roots}); only files in the workspace can be used."
+            return f"Path {value} is outside the workspace ({roots}); only its files can be used."
     return None

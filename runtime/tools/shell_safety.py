@@ -44,7 +44,9 @@ _MULTIPLEXERS = frozenset({
     "uv", "poetry", "gh", "dotnet", "mvn", "gradle",
 })  # fmt: skip
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-_FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"})
+_FIND_ACTIONS = frozenset(
+    {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -260,7 +262,10 @@ def matches_prefix(command: str, prefix: str) -> bool:
 def is_known_safe(text: str) -> bool:
     """A read-only command from SAFE_COMMAND_PREFIXES with nothing that needs approval."""
     part = CommandPart(text=text)
-    return any(matches_prefix(text, p) for p in SAFE_COMMAND_PREFIXES) and approval_reason(part) is None
+    return (
+        any(matches_prefix(text, p) for p in SAFE_COMMAND_PREFIXES)
+        and approval_reason(part) is None
+    )
 
 
 def _unquoted(text: str) -> str:
@@ -321,7 +326,11 @@ def _flag_has(words: list[str], letters: str, longs: tuple[str, ...]) -> bool:
     for word in words[1:]:
         if word in longs:
             return True
-        if word.startswith("-") and not word.startswith("--") and any(ch in word[1:] for ch in letters):
+        if (
+            word.startswith("-")
+            and not word.startswith("--")
+            and any(ch in word[1:] for ch in letters)
+        ):
             return True
     return False
 
@@ -369,7 +378,9 @@ def danger_reason(part: CommandPart) -> str | None:
         return "find that deletes, writes or runs commands"
     if root == "sort" and any(w == "-o" or w.startswith(("--output", "-o")) for w in words[1:]):
         return "sort writing to a file"
-    if root == "xargs" and any(w.rsplit("/", 1)[-1] in _INTERPRETERS | {"rm", "sudo"} for w in words[1:]):
+    if root == "xargs" and any(
+        w.rsplit("/", 1)[-1] in _INTERPRETERS | {"rm", "sudo"} for w in words[1:]
+    ):
         return "xargs running a dangerous command"
     return None
 

@@ -19,8 +19,20 @@ from google.genai import types
 
 from runtime.errors import ToolError
 from runtime.host import Host, PermissionOutcome, PermissionRequest
-from runtime.protocol import AgentEvent, CustomEvent, ToolDisplay, ToolRequestEvent, ToolResponseEvent, ToolUpdateEvent
-from runtime.tools.adk_tool import GcliAdkTool, ProtocolToolEventSink, SchedulerRegistry, to_adk_tools
+from runtime.protocol import (
+    AgentEvent,
+    CustomEvent,
+    ToolDisplay,
+    ToolRequestEvent,
+    ToolResponseEvent,
+    ToolUpdateEvent,
+)
+from runtime.tools.adk_tool import (
+    GcliAdkTool,
+    ProtocolToolEventSink,
+    SchedulerRegistry,
+    to_adk_tools,
+)
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.policy import PolicyEngine
 from runtime.tools.scheduler import Scheduler, ToolCallOutcome
@@ -79,12 +91,16 @@ class ScriptedModel(BaseLlm):
         self.requests.append(llm_request)
         if len(self.requests) == 1:
             calls = [
-                types.Part(function_call=types.FunctionCall(name="run_shell_command", args={"command": c}))
+                types.Part(
+                    function_call=types.FunctionCall(name="run_shell_command", args={"command": c})
+                )
                 for c in ("make one", "make two")
             ]
             yield LlmResponse(content=types.Content(role="model", parts=calls))
         else:
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="all done")]))
+            yield LlmResponse(
+                content=types.Content(role="model", parts=[types.Part(text="all done")])
+            )
 
 
 def test_declaration_uses_the_json_schema() -> None:
@@ -97,15 +113,25 @@ def test_declaration_uses_the_json_schema() -> None:
 
 async def test_run_async_schedules_with_the_call_id(tmp_path: Path) -> None:
     shell = Shell()
-    env = ToolEnv(roots=(tmp_path,), host=AnsweringHost("proceed_once"), session_id="s1", temp_dir=tmp_path / "t")
+    env = ToolEnv(
+        roots=(tmp_path,),
+        host=AnsweringHost("proceed_once"),
+        session_id="s1",
+        temp_dir=tmp_path / "t",
+    )
     sched = Scheduler(
-        tools={shell.name: shell}, env=env, policy=PolicyEngine(workspace_root=tmp_path), mode_getter=lambda: "yolo"
+        tools={shell.name: shell},
+        env=env,
+        policy=PolicyEngine(workspace_root=tmp_path),
+        mode_getter=lambda: "yolo",
     )
     registry = SchedulerRegistry()
     unregister = registry.register("s1", sched)
     (tool,) = to_adk_tools([shell], scheduler_provider=registry)
     context: Any = SimpleNamespace(function_call_id="fc-1", session=SimpleNamespace(id="s1"))
-    assert await tool.run_async(args={"command": "ls"}, tool_context=context) == {"output": "ran ls"}
+    assert await tool.run_async(args={"command": "ls"}, tool_context=context) == {
+        "output": "ran ls"
+    }
     unregister()
     assert registry.get("s1") is None
     with pytest.raises(ToolError):
@@ -118,7 +144,9 @@ async def run_turn(
     shell = Shell()
     registry = SchedulerRegistry()
     model = ScriptedModel(requests=[])
-    agent = LlmAgent(name="agent", model=model, tools=to_adk_tools([shell], scheduler_provider=registry))
+    agent = LlmAgent(
+        name="agent", model=model, tools=to_adk_tools([shell], scheduler_provider=registry)
+    )
     sessions = InMemorySessionService()
     runner = Runner(app_name="test", agent=agent, session_service=sessions)
     session = await sessions.create_session(app_name="test", user_id="u")
@@ -177,7 +205,9 @@ async def test_cancelled_approval_aborts_the_run_cleanly(tmp_path: Path) -> None
 async def test_protocol_sink_emits_runtime_events() -> None:
     emitted: list[AgentEvent] = []
     counter = iter(range(100))
-    sink = ProtocolToolEventSink(emit=emitted.append, next_id=lambda: f"st-{next(counter)}", stream_id=lambda: "st")
+    sink = ProtocolToolEventSink(
+        emit=emitted.append, next_id=lambda: f"st-{next(counter)}", stream_id=lambda: "st"
+    )
     display = ToolDisplay(title="ls", kind="execute")
     await sink.tool_requested("c1", "run_shell_command", {"command": "ls"}, display)
     await sink.tool_updated("c1", "in_progress", None)
@@ -191,7 +221,11 @@ async def test_protocol_sink_emits_runtime_events() -> None:
     )
     await sink.tool_finished("c1", "run_shell_command", outcome)
     request, update, response, plan = emitted
-    assert isinstance(request, ToolRequestEvent) and request.request_id == "c1" and request.id == "st-0"
+    assert (
+        isinstance(request, ToolRequestEvent)
+        and request.request_id == "c1"
+        and request.id == "st-0"
+    )
     assert isinstance(update, ToolUpdateEvent) and update.status == "in_progress"
     assert isinstance(response, ToolResponseEvent) and not response.is_error
     assert response.data == {"status": "completed", "output": "a b", "raw_output": {"exit_code": 0}}
@@ -205,6 +239,8 @@ async def test_protocol_sink_awaits_an_async_emit() -> None:
     async def emit(event: AgentEvent) -> None:
         emitted.append(event)
 
-    sink = ProtocolToolEventSink(emit=emit, next_id=lambda: "x", stream_id=lambda: "st", thread_id="sub-1")
+    sink = ProtocolToolEventSink(
+        emit=emit, next_id=lambda: "x", stream_id=lambda: "st", thread_id="sub-1"
+    )
     await sink.tool_updated("c1", "in_progress", None)
     assert emitted[0].thread_id == "sub-1"

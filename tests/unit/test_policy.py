@@ -37,7 +37,9 @@ def engine(workspace: Path, home: Path | None = None, **kwargs: object) -> Polic
     return PolicyEngine(workspace_root=workspace, user_home=home, **kwargs)  # type: ignore[arg-type]
 
 
-def decide(policy: PolicyEngine, tool: str, args: dict[str, object] | None = None, **kw: object) -> str:
+def decide(
+    policy: PolicyEngine, tool: str, args: dict[str, object] | None = None, **kw: object
+) -> str:
     mode = str(kw.pop("mode", "default"))
     return policy.evaluate(tool, dict(args or {}), mode=mode, **kw).decision  # type: ignore[arg-type]
 
@@ -65,7 +67,9 @@ decision = "deny"
 
 
 def test_star_matches_every_tool(workspace: Path) -> None:
-    write_policy(workspace, "a.toml", '[[rule]]\ntoolName = "*"\ndecision = "deny"\ndenyMessage = "no"\n')
+    write_policy(
+        workspace, "a.toml", '[[rule]]\ntoolName = "*"\ndecision = "deny"\ndenyMessage = "no"\n'
+    )
     verdict = engine(workspace).evaluate("read_file", {"file_path": "a"}, mode="default")
     assert verdict.decision == "deny"
     assert verdict.deny_message == "no"
@@ -98,7 +102,9 @@ decision = "allow"
 
 
 def test_command_prefix_matches_word_boundaries_and_each_part(workspace: Path) -> None:
-    write_policy(workspace, "a.toml", '[[rule]]\ncommandPrefix = ["git status", "ls"]\ndecision = "allow"\n')
+    write_policy(
+        workspace, "a.toml", '[[rule]]\ncommandPrefix = ["git status", "ls"]\ndecision = "allow"\n'
+    )
     policy = engine(workspace)
     shell = "run_shell_command"
     assert decide(policy, shell, {"command": "git status"}) == "allow"
@@ -111,7 +117,11 @@ def test_command_prefix_matches_word_boundaries_and_each_part(workspace: Path) -
 
 
 def test_command_regex_matches_from_the_start(workspace: Path) -> None:
-    write_policy(workspace, "a.toml", "[[rule]]\ncommandRegex = 'npm (test|run lint)'\ndecision = \"allow\"\n")
+    write_policy(
+        workspace,
+        "a.toml",
+        "[[rule]]\ncommandRegex = 'npm (test|run lint)'\ndecision = \"allow\"\n",
+    )
     policy = engine(workspace)
     assert decide(policy, "run_shell_command", {"command": "npm test"}) == "allow"
     assert decide(policy, "run_shell_command", {"command": "npm run lint -- --fix"}) == "allow"
@@ -122,7 +132,8 @@ def test_deny_in_any_part_denies_the_line(workspace: Path) -> None:
     write_policy(
         workspace,
         "a.toml",
-        '[[rule]]\ncommandPrefix = "ls"\ndecision = "allow"\n[[rule]]\ncommandPrefix = "curl"\ndecision = "deny"\n',
+        '[[rule]]\ncommandPrefix = "ls"\ndecision = "allow"\n'
+        '[[rule]]\ncommandPrefix = "curl"\ndecision = "deny"\n',
     )
     assert decide(engine(workspace), "run_shell_command", {"command": "ls && curl x"}) == "deny"
 
@@ -131,7 +142,9 @@ def test_deny_in_any_part_denies_the_line(workspace: Path) -> None:
 
 
 def test_higher_tier_beats_any_priority_of_a_lower_one(workspace: Path, home: Path) -> None:
-    write_policy(workspace, "w.toml", '[[rule]]\ntoolName = "glob"\ndecision = "deny"\npriority = 999\n')
+    write_policy(
+        workspace, "w.toml", '[[rule]]\ntoolName = "glob"\ndecision = "deny"\npriority = 999\n'
+    )
     policy = engine(workspace, home)
     assert decide(policy, "glob") == "deny"  # workspace (3) beats the default allow (1)
     write_policy(home, "u.toml", '[[rule]]\ntoolName = "glob"\ndecision = "allow"\npriority = 0\n')
@@ -155,7 +168,9 @@ def test_priority_orders_rules_within_a_tier(workspace: Path) -> None:
     ("first", "second", "winner"),
     [("allow", "deny", "deny"), ("ask_user", "allow", "ask_user"), ("deny", "ask_user", "deny")],
 )
-def test_ties_go_to_the_stricter_decision(workspace: Path, first: str, second: str, winner: str) -> None:
+def test_ties_go_to_the_stricter_decision(
+    workspace: Path, first: str, second: str, winner: str
+) -> None:
     write_policy(
         workspace,
         "a.toml",
@@ -177,7 +192,11 @@ def test_admin_tier(workspace: Path, tmp_path: Path) -> None:
 
 
 def test_rule_modes_limit_where_it_applies(workspace: Path) -> None:
-    write_policy(workspace, "a.toml", '[[rule]]\ntoolName = "web_fetch"\ndecision = "allow"\nmodes = ["autoEdit"]\n')
+    write_policy(
+        workspace,
+        "a.toml",
+        '[[rule]]\ntoolName = "web_fetch"\ndecision = "allow"\nmodes = ["autoEdit"]\n',
+    )
     policy = engine(workspace)
     assert decide(policy, "web_fetch", mode="autoEdit") == "allow"
     assert decide(policy, "web_fetch", mode="default") == "ask_user"
@@ -195,7 +214,14 @@ DEFAULTS = [
     ("replace", {"file_path": "a.py"}, "ask_user", "allow", "allow", "deny"),
     ("run_shell_command", {"command": "npm test"}, "ask_user", "ask_user", "allow", "deny"),
     ("run_shell_command", {"command": "ls -la"}, "ask_user", "allow", "allow", "deny"),
-    ("run_shell_command", {"command": "git status && git diff"}, "ask_user", "allow", "allow", "deny"),
+    (
+        "run_shell_command",
+        {"command": "git status && git diff"},
+        "ask_user",
+        "allow",
+        "allow",
+        "deny",
+    ),
     ("run_shell_command", {"command": "ls > listing.txt"}, "ask_user", "ask_user", "allow", "deny"),
     ("run_shell_command", {"command": "rm -rf build"}, "ask_user", "ask_user", "allow", "deny"),
     ("web_fetch", {"prompt": "https://x"}, "ask_user", "ask_user", "allow", "deny"),
@@ -205,7 +231,13 @@ DEFAULTS = [
 
 @pytest.mark.parametrize(("tool", "args", "default", "auto_edit", "yolo", "plan"), DEFAULTS)
 def test_defaults_per_mode(
-    workspace: Path, tool: str, args: dict[str, object], default: str, auto_edit: str, yolo: str, plan: str
+    workspace: Path,
+    tool: str,
+    args: dict[str, object],
+    default: str,
+    auto_edit: str,
+    yolo: str,
+    plan: str,
 ) -> None:
     policy = engine(workspace)
     got = [decide(policy, tool, args, mode=m) for m in ("default", "autoEdit", "yolo", "plan")]
@@ -215,9 +247,22 @@ def test_defaults_per_mode(
 def test_plan_mode_may_write_plan_files_only(workspace: Path, tmp_path: Path) -> None:
     plans = tmp_path / "tmp" / "plans"
     policy = engine(workspace, plans_dir=plans)
-    assert decide(policy, "write_file", {"file_path": str(plans / "plan.md"), "content": "x"}, mode="plan") == "allow"
-    assert decide(policy, "write_file", {"file_path": str(plans / "x.py"), "content": "x"}, mode="plan") == "deny"
-    assert decide(policy, "write_file", {"file_path": str(workspace / "plan.md")}, mode="plan") == "deny"
+    assert (
+        decide(
+            policy, "write_file", {"file_path": str(plans / "plan.md"), "content": "x"}, mode="plan"
+        )
+        == "allow"
+    )
+    assert (
+        decide(
+            policy, "write_file", {"file_path": str(plans / "x.py"), "content": "x"}, mode="plan"
+        )
+        == "deny"
+    )
+    assert (
+        decide(policy, "write_file", {"file_path": str(workspace / "plan.md")}, mode="plan")
+        == "deny"
+    )
     verdict = policy.evaluate("run_shell_command", {"command": "ls"}, mode="plan")
     assert verdict.deny_message and "Plan mode" in verdict.deny_message
 
@@ -234,7 +279,9 @@ def test_no_match_asks_unless_yolo_and_denies_when_not_interactive(workspace: Pa
 
 
 def test_heuristics_downgrade_an_allowing_rule_except_in_yolo(workspace: Path) -> None:
-    write_policy(workspace, "a.toml", '[[rule]]\ncommandPrefix = ["rm", "echo"]\ndecision = "allow"\n')
+    write_policy(
+        workspace, "a.toml", '[[rule]]\ncommandPrefix = ["rm", "echo"]\ndecision = "allow"\n'
+    )
     policy = engine(workspace)
     shell = "run_shell_command"
     assert decide(policy, shell, {"command": "rm notes.txt"}) == "allow"
@@ -293,9 +340,13 @@ decision = "deny"
 
 
 def test_parse_rules_accepts_strings_or_lists() -> None:
-    loaded = parse_rules('[[rule]]\ntoolName = "a"\ncommandPrefix = "x"\ndecision = "allow"\n', tier=3, source="t")
+    loaded = parse_rules(
+        '[[rule]]\ntoolName = "a"\ncommandPrefix = "x"\ndecision = "allow"\n', tier=3, source="t"
+    )
     assert loaded.errors == ()
     (rule,) = loaded.rules
-    assert rule.tool_name == ("a",) and rule.command_prefix == ("x",) and rule.tier == Tier.WORKSPACE
+    assert (
+        rule.tool_name == ("a",) and rule.command_prefix == ("x",) and rule.tier == Tier.WORKSPACE
+    )
     shell_only = PolicyRule(commandPrefix="ls", decision="allow")  # type: ignore[call-arg]
     assert shell_only.tool_name == ("run_shell_command",)

@@ -1,4 +1,4 @@
-""""Always" answers: session rules, their narrowing, and the saved auto-saved.toml."""
+""" "Always" answers: session rules, their narrowing, and the saved auto-saved.toml."""
 
 from __future__ import annotations
 
@@ -126,7 +126,9 @@ def test_save_rule_appends_and_keeps_existing_rules_and_comments(workspace: Path
     assert [r["toolName"] for r in rules] == ["glob", "replace", "write_file"]
     assert decide(policy, "glob", {}) == "deny"
     assert decide(policy, "replace", {"file_path": "a.py"}) == "allow"
-    assert sorted(p.name for p in directory.iterdir()) == [AUTO_SAVED_FILE]  # no temporary file left
+    assert sorted(p.name for p in directory.iterdir()) == [
+        AUTO_SAVED_FILE
+    ]  # no temporary file left
 
 
 def test_save_rule_refuses_to_touch_a_broken_file(workspace: Path) -> None:
@@ -145,5 +147,7 @@ def test_saved_edit_rule_matches_paths_with_special_characters(workspace: Path) 
     policy = PolicyEngine(workspace_root=workspace)
     odd = 'dir (1)/a+b[0]."quoted".py'
     policy.save_rule("write_file", {"file_path": odd}, mode="default")
-    assert decide(PolicyEngine(workspace_root=workspace), "write_file", {"file_path": odd}) == "allow"
+    assert (
+        decide(PolicyEngine(workspace_root=workspace), "write_file", {"file_path": odd}) == "allow"
+    )
     assert decide(policy, "write_file", {"file_path": "dir (1)/a+b[0].py"}) == "ask_user"

@@ -106,7 +106,15 @@ def test_dangerous(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["rm file.txt", "git push origin main", "git status", "find . -name x", "ls -la", "git clean -n", "grep -r foo ."],
+    [
+        "rm file.txt",
+        "git push origin main",
+        "git status",
+        "find . -name x",
+        "ls -la",
+        "git clean -n",
+        "grep -r foo .",
+    ],
 )
 def test_not_dangerous(text: str) -> None:
     assert danger_reason(CommandPart(text)) is None
@@ -151,7 +159,11 @@ def test_root_and_narrowing() -> None:
     assert narrowing_prefix("npm --version") == "npm --version"
     assert narrowing_prefix("npm") == "npm"
     assert narrowing_prefix("FOO=1 npm test") == "FOO=1 npm test"
-    assert command_prefixes("git status && ls -la | grep x && git status -s") == ("git status", "ls", "grep")
+    assert command_prefixes("git status && ls -la | grep x && git status -s") == (
+        "git status",
+        "ls",
+        "grep",
+    )
 
 
 def test_prefix_matching_needs_a_word_boundary() -> None:

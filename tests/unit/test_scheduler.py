@@ -1,4 +1,5 @@
-"""Scheduler pipeline: lookup, validation, hooks, policy before I/O, execution, truncation, events."""
+"""Scheduler pipeline: lookup, validation, hooks, policy before I/O, execution,
+truncation, events."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ from typing import Any, Literal
 import pytest
 
 from runtime.host import Host, PermissionOutcome, PermissionRequest
-from runtime.protocol import DisplayContent, DisplayDiff, DisplayText, ToolDisplay, ToolKind, ToolLocation
+from runtime.protocol import (
+    DisplayContent,
+    DisplayDiff,
+    DisplayText,
+    ToolDisplay,
+    ToolKind,
+    ToolLocation,
+)
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.hooks import AfterToolOutcome, BeforeToolOutcome, HookStopRequested
 from runtime.tools.policy import PolicyDecision, PolicyEngine
@@ -67,19 +75,29 @@ class FakeTool(GcliTool):
     def parameters_schema(self) -> dict[str, Any]:
         return {
             "type": "object",
-            "properties": {"file_path": {"type": "string"}, "command": {"type": "string"}, "n": {"type": "integer"}},
+            "properties": {
+                "file_path": {"type": "string"},
+                "command": {"type": "string"},
+                "n": {"type": "integer"},
+            },
             "required": list(self.required),
         }
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         path = args.get("file_path")
         locations = (ToolLocation(path=str(path)),) if path else ()
-        return ToolDisplay(title=f"{self.name} {path or args.get('command', '')}".strip(), kind=self.kind, locations=locations)
+        return ToolDisplay(
+            title=f"{self.name} {path or args.get('command', '')}".strip(),
+            kind=self.kind,
+            locations=locations,
+        )
 
     async def preview(self, args: dict[str, Any], env: ToolEnv) -> tuple[DisplayContent, ...]:
         self.previewed += 1
         if self.kind == "edit":
-            return (DisplayDiff(path=str(args.get("file_path")), before_text="old", after_text="new"),)
+            return (
+                DisplayDiff(path=str(args.get("file_path")), before_text="old", after_text="new"),
+            )
         return ()
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
@@ -98,7 +116,9 @@ class FakeTool(GcliTool):
 class RecordingSink:
     events: list[tuple[str, str, Any]] = field(default_factory=list)
 
-    async def tool_requested(self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay) -> None:
+    async def tool_requested(
+        self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay
+    ) -> None:
         self.events.append(("requested", call_id, display))
 
     async def tool_updated(
@@ -123,7 +143,9 @@ class Harness:
     temp: Path
 
 
-def make(tmp_path: Path, *tools: GcliTool, mode: str = "default", interactive: bool = True, **kw: Any) -> Harness:
+def make(
+    tmp_path: Path, *tools: GcliTool, mode: str = "default", interactive: bool = True, **kw: Any
+) -> Harness:
     root = tmp_path / "ws"
     temp = tmp_path / "tmp"
     root.mkdir(exist_ok=True)
@@ -190,7 +212,9 @@ async def test_deny_rule_blocks_a_read_before_any_io(tmp_path: Path) -> None:
     assert result == {"error": "Tool execution denied by policy: Secrets stay private."}
     assert tool.executed == [] and tool.previewed == 0 and h.host.requests == []
     assert h.sink.kinds() == ["requested", "failed"]
-    assert (await h.scheduler.schedule("c2", "read_file", {"file_path": "README.md"})) == {"output": "SECRET=1"}
+    assert (await h.scheduler.schedule("c2", "read_file", {"file_path": "README.md"})) == {
+        "output": "SECRET=1"
+    }
 
 
 async def test_paths_outside_the_workspace_are_refused(tmp_path: Path) -> None:
@@ -198,7 +222,9 @@ async def test_paths_outside_the_workspace_are_refused(tmp_path: Path) -> None:
     h = make(tmp_path, tool)
     result = await h.scheduler.schedule("c1", "read_file", {"file_path": "../outside.txt"})
     assert "outside the workspace" in result["error"]
-    ok = await h.scheduler.schedule("c2", "read_file", {"file_path": str(h.temp / "tool-outputs" / "x.txt")})
+    ok = await h.scheduler.schedule(
+        "c2", "read_file", {"file_path": str(h.temp / "tool-outputs" / "x.txt")}
+    )
     assert ok == {"output": "done"}  # the project temp dir is allowed
     assert tool.executed == [{"file_path": str(h.temp / "tool-outputs" / "x.txt")}]
 
@@ -211,7 +237,11 @@ async def test_a_raising_tool_becomes_an_error_result(tmp_path: Path) -> None:
 
 
 async def test_progress_is_reported_as_updates(tmp_path: Path) -> None:
-    h = make(tmp_path, FakeTool("run_shell_command", kind="execute", progress=("line 1", "line 2")), mode="yolo")
+    h = make(
+        tmp_path,
+        FakeTool("run_shell_command", kind="execute", progress=("line 1", "line 2")),
+        mode="yolo",
+    )
     await h.scheduler.schedule("c1", "run_shell_command", {"command": "make"})
     assert h.sink.kinds() == ["requested", "in_progress", "in_progress", "in_progress", "completed"]
     updates = [d for kind, _, d in h.sink.events if kind == "in_progress" and d is not None]
@@ -244,7 +274,8 @@ async def test_large_shell_output_is_truncated_and_saved(tmp_path: Path) -> None
     path = h.temp / "tool-outputs" / "session-s1" / "run_shell_command_call_7.txt"
     assert path.read_text(encoding="utf-8") == output
     expected = (
-        f"Output too large. Showing first 8,000 and last 32,000 characters. For full output see: {path}\n"
+        "Output too large. Showing first 8,000 and last 32,000 characters. "
+        f"For full output see: {path}\n"
         f"{output[:8000]}\n\n... [10,000 characters omitted] ...\n\n{output[-32000:]}"
     )
     assert result == {"output": expected}
@@ -252,13 +283,19 @@ async def test_large_shell_output_is_truncated_and_saved(tmp_path: Path) -> None
 
 async def test_small_output_and_other_tools_are_not_truncated(tmp_path: Path) -> None:
     big = "x" * 50_000
-    h = make(tmp_path, FakeTool("read_file", kind="read", output=big), FakeTool("run_shell_command", output="short"))
+    h = make(
+        tmp_path,
+        FakeTool("read_file", kind="read", output=big),
+        FakeTool("run_shell_command", output="short"),
+    )
     assert (await h.scheduler.schedule("c1", "read_file", {"file_path": "a"})) == {"output": big}
     assert not (h.temp / "tool-outputs").exists()
 
 
 async def test_threshold_is_configurable(tmp_path: Path) -> None:
-    h = make(tmp_path, FakeTool("mcp_srv_dump", output="y" * 200), mode="yolo", truncate_threshold=100)
+    h = make(
+        tmp_path, FakeTool("mcp_srv_dump", output="y" * 200), mode="yolo", truncate_threshold=100
+    )
     result = await h.scheduler.schedule("c1", "mcp_srv_dump", {})
     assert result["output"].startswith("Output too large. Showing first 20 and last 80 characters.")
     assert "... [100 characters omitted] ..." in result["output"]
@@ -277,7 +314,9 @@ class RecordingPolicy:
         self.log.append("policy")
         return self.inner.evaluate(tool_name, args, **kw)
 
-    def add_session_rule(self, tool_name: str, args: dict[str, Any], *, mode: str, decision: Decision = "allow") -> PolicyRule:
+    def add_session_rule(
+        self, tool_name: str, args: dict[str, Any], *, mode: str, decision: Decision = "allow"
+    ) -> PolicyRule:
         return self.inner.add_session_rule(tool_name, args, mode=mode, decision=decision)
 
     def save_rule(self, tool_name: str, args: dict[str, Any], *, mode: str) -> PolicyRule:
@@ -300,7 +339,9 @@ class ScriptedHooks:
         self.log.append("before")
         return self.before
 
-    async def after_tool(self, name: str, args: dict[str, Any], result: ToolResult) -> AfterToolOutcome:
+    async def after_tool(
+        self, name: str, args: dict[str, Any], result: ToolResult
+    ) -> AfterToolOutcome:
         truncated = result.llm_content.startswith("Output too large.")
         self.log.append("after(truncated)" if truncated else "after")
         self.seen_results.append(result)
@@ -316,7 +357,12 @@ async def test_hook_slots_run_in_order(tmp_path: Path) -> None:
     root.mkdir()
     engine = PolicyEngine(workspace_root=root)
     h = make(
-        tmp_path, tool, host=host, policy=engine, policy_checker=RecordingPolicy(engine, log), hooks=ScriptedHooks(log)
+        tmp_path,
+        tool,
+        host=host,
+        policy=engine,
+        policy_checker=RecordingPolicy(engine, log),
+        hooks=ScriptedHooks(log),
     )
     await h.scheduler.schedule("c1", "run_shell_command", {"command": "npm test"})
     # the policy is consulted again when the call's turn to ask comes (an earlier
@@ -326,8 +372,14 @@ async def test_hook_slots_run_in_order(tmp_path: Path) -> None:
 
 async def test_before_hook_can_block(tmp_path: Path) -> None:
     tool = FakeTool("glob")
-    h = make(tmp_path, tool, hooks=ScriptedHooks(before=BeforeToolOutcome(decision="block", reason="not today")))
-    assert (await h.scheduler.schedule("c1", "glob", {})) == {"error": "Tool execution blocked: not today"}
+    h = make(
+        tmp_path,
+        tool,
+        hooks=ScriptedHooks(before=BeforeToolOutcome(decision="block", reason="not today")),
+    )
+    assert (await h.scheduler.schedule("c1", "glob", {})) == {
+        "error": "Tool execution blocked: not today"
+    }
     assert tool.executed == []
 
 
@@ -339,7 +391,10 @@ async def test_before_hook_can_rewrite_args_and_they_are_judged_again(tmp_path: 
     assert tool.executed == [{"file_path": "safe.txt"}]
     escape = BeforeToolOutcome(tool_input={"file_path": "/etc/passwd"})
     h2 = make(tmp_path, FakeTool("read_file"), hooks=ScriptedHooks(before=escape))
-    assert "outside the workspace" in (await h2.scheduler.schedule("c1", "read_file", {"file_path": "a"}))["error"]
+    assert (
+        "outside the workspace"
+        in (await h2.scheduler.schedule("c1", "read_file", {"file_path": "a"}))["error"]
+    )
 
 
 async def test_before_hook_can_force_a_question(tmp_path: Path) -> None:
@@ -367,7 +422,9 @@ async def test_after_hook_adds_context_or_blocks(tmp_path: Path) -> None:
     }
     block = ScriptedHooks(after=AfterToolOutcome(decision="block", reason="contains a secret"))
     h2 = make(tmp_path, FakeTool("glob", output="KEY=1"), hooks=block)
-    assert (await h2.scheduler.schedule("c1", "glob", {})) == {"error": "Tool execution blocked: contains a secret"}
+    assert (await h2.scheduler.schedule("c1", "glob", {})) == {
+        "error": "Tool execution blocked: contains a secret"
+    }
     assert h2.sink.kinds()[-1] == "failed"
 
 

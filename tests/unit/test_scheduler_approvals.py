@@ -89,7 +89,9 @@ class Sink:
     def __init__(self) -> None:
         self.events: list[tuple[str, str]] = []
 
-    async def tool_requested(self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay) -> None:
+    async def tool_requested(
+        self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay
+    ) -> None:
         self.events.append((call_id, "requested"))
 
     async def tool_updated(self, call_id: str, status: str, display: ToolDisplay | None) -> None:  # type: ignore[override]
@@ -116,7 +118,10 @@ def scheduler(
 ) -> tuple[Scheduler, dict[str, Tool]]:
     root = tmp_path / "ws"
     root.mkdir(exist_ok=True)
-    tools = {name: Tool(name, kind) for name, kind in [(SHELL, "execute"), ("write_file", "edit"), ("replace", "edit")]}
+    tools = {
+        name: Tool(name, kind)
+        for name, kind in [(SHELL, "execute"), ("write_file", "edit"), ("replace", "edit")]
+    }
     env = ToolEnv(roots=(root,), host=host, session_id="s", temp_dir=tmp_path / "tmp")
     return (
         Scheduler(
@@ -136,7 +141,8 @@ async def test_parallel_calls_ask_one_at_a_time_in_call_order(tmp_path: Path) ->
     host = GatedHost()
     sched, tools = scheduler(tmp_path, host)
     tasks = [
-        asyncio.create_task(sched.schedule(f"c{i}", SHELL, {"command": f"make step{i}"})) for i in range(1, 4)
+        asyncio.create_task(sched.schedule(f"c{i}", SHELL, {"command": f"make step{i}"}))
+        for i in range(1, 4)
     ]
     for expected in range(1, 4):
         await host.wait_for(expected)
@@ -147,7 +153,11 @@ async def test_parallel_calls_ask_one_at_a_time_in_call_order(tmp_path: Path) ->
     results = await asyncio.gather(*tasks)
     assert all("output" in r for r in results)
     assert host.max_open == 1
-    assert [a["command"] for a in tools[SHELL].executed] == ["make step1", "make step2", "make step3"]
+    assert [a["command"] for a in tools[SHELL].executed] == [
+        "make step1",
+        "make step2",
+        "make step3",
+    ]
 
 
 async def test_calls_that_need_no_approval_do_not_wait(tmp_path: Path) -> None:
@@ -155,7 +165,9 @@ async def test_calls_that_need_no_approval_do_not_wait(tmp_path: Path) -> None:
     sched, tools = scheduler(tmp_path, host, mode="autoEdit")
     asking = asyncio.create_task(sched.schedule("c1", SHELL, {"command": "npm test"}))
     await host.wait_for(1)
-    assert await sched.schedule("c2", SHELL, {"command": "ls"}) == {"output": "ran {'command': 'ls'}"}
+    assert await sched.schedule("c2", SHELL, {"command": "ls"}) == {
+        "output": "ran {'command': 'ls'}"
+    }
     host.answer("c1", "proceed_once")
     assert "output" in await asking
 
@@ -244,18 +256,24 @@ async def test_reject_tells_the_model_and_the_next_call_still_works(tmp_path: Pa
 async def test_reject_always_denies_the_same_command_without_asking(tmp_path: Path) -> None:
     host = AutoHost("reject_always", "proceed_once")
     sched, _ = scheduler(tmp_path, host)
-    assert await sched.schedule("c1", SHELL, {"command": "npm publish"}) == {"error": REJECTED_MESSAGE}
-    assert (await sched.schedule("c2", SHELL, {"command": "npm publish --dry-run"}))["error"].startswith(
-        "Tool execution denied by policy"
-    )
+    assert await sched.schedule("c1", SHELL, {"command": "npm publish"}) == {
+        "error": REJECTED_MESSAGE
+    }
+    assert (await sched.schedule("c2", SHELL, {"command": "npm publish --dry-run"}))[
+        "error"
+    ].startswith("Tool execution denied by policy")
     assert "output" in await sched.schedule("c3", SHELL, {"command": "npm test"})
     assert len(host.requests) == 2
 
 
-async def test_allow_for_session_on_an_edit_remembers_the_file_and_switches_to_auto_edit(tmp_path: Path) -> None:
+async def test_allow_for_session_on_an_edit_remembers_the_file_and_switches_to_auto_edit(
+    tmp_path: Path,
+) -> None:
     host = AutoHost("proceed_always", "proceed_once")
     changes: list[str] = []
-    sched, tools = scheduler(tmp_path, host, on_mode_change=changes.append)  # mode stays "default" here
+    sched, tools = scheduler(
+        tmp_path, host, on_mode_change=changes.append
+    )  # mode stays "default" here
     await sched.schedule("c1", "write_file", {"file_path": "a.py"})
     assert changes == ["autoEdit"]
     await sched.schedule("c2", "write_file", {"file_path": "a.py"})
@@ -289,7 +307,9 @@ async def test_an_always_answer_settles_calls_already_waiting(tmp_path: Path) ->
     host = GatedHost()
     sched, tools = scheduler(tmp_path, host)
     first = asyncio.create_task(sched.schedule("c1", SHELL, {"command": "npm test"}))
-    second = asyncio.create_task(sched.schedule("c2", SHELL, {"command": "npm test -- --watch=false"}))
+    second = asyncio.create_task(
+        sched.schedule("c2", SHELL, {"command": "npm test -- --watch=false"})
+    )
     await host.wait_for(1)
     host.answer("c1", "proceed_always")
     await asyncio.gather(first, second)
