@@ -71,59 +71,117 @@ class AgentSession:
     """One session's engine and everything it owns."""
 
     def __init__(self, spec: SessionSpec, generator: ContentGenerator) -> None:
+        from google.adk.runners import Runner
+
         from runtime.adk.agent import GcliLlmAgent
         from runtime.adk.agent_protocol import AdkAgentProtocol
         from runtime.adk.model import GcliAgentModel
+        from runtime.adk.processors import gcli_processors
+        from runtime.adk.resilience import GcliResilience, ModelState
         from runtime.adk.session_service import GcliSessionService
         from runtime.prompt import build_system_prompt
+        from runtime.services.masking import ToolOutputMaskingService
 
         self.spec = spec
         self.id = spec.session_id
         self.config = spec.config
-        self.model_choice = spec.config.model
-        self.model_name = "gemini-2.5-pro" if spec.config.model == "auto" else spec.config.model
-        self.mode = spec.config.approval_mode if spec.config.approval_mode in _MODES else "default"
+        self.host = spec.host
         self.roots = (spec.config.workspace, *spec.additional_roots)
         self.generator = generator
+        self.mode = spec.config.approval_mode if spec.config.approval_mode in _MODES else "default"
+        self.models = ModelState(
+            choice=spec.config.model,
+            mode=lambda: self.mode,
+            ask=spec.host.choose_fallback,
+            notice=lambda text: self.protocol.notice(text),
+            on_choice_changed=lambda model: self.protocol.config_changed({"model": model}),
+            on_model_announced=lambda model: self.protocol.announce_model_change(model),
+            abort_event=lambda: self.protocol.abort_event,
+        )
         system_prompt = build_system_prompt(
             spec.config.workspace, spec.config.home, extra_roots=spec.additional_roots
         )
-        self.model = GcliAgentModel(model=self.model_name, generator=generator)
+        self.model = GcliAgentModel(
+            model=self.models.default_model, generator=generator, resilience=GcliResilience(self.models)
+        )
+        masking = ToolOutputMaskingService(spec.config.temp_dir / "tool-outputs" / f"session-{self.id}")
         self.agent = GcliLlmAgent(
             name="gemini_cli_agent",
             model=self.model,
             instruction=lambda _ctx: system_prompt,
             disallow_transfer_to_parent=True,
             disallow_transfer_to_peers=True,
+            gcli_processors=gcli_processors(self.models, masking),
         )
         self.session_service = GcliSessionService()
-        from google.adk.runners import Runner
-
         self.runner = Runner(
             app_name=APP_NAME,
             agent=self.agent,
             session_service=self.session_service,
-            plugins=[],
+            plugins=self._plugins(spec),
         )
         self.protocol = AdkAgentProtocol(
             runner=self.runner,
             user_id=USER_ID,
             session_id=self.id,
-            current_model=lambda: self.model_name,
+            current_model=lambda: self.models.default_model,
             context_window=DEFAULT_CONTEXT_WINDOW,
+            on_new_prompt=[self.models.new_prompt],
         )
+
+    def _plugins(self, spec: SessionSpec) -> list[Any]:
+        from runtime.adk.agent_protocol import StopRequest
+        from runtime.adk.plugins.limits import (
+            LimitReached,
+            MaxTimeAdkPlugin,
+            MaxTurnsAdkPlugin,
+            TokenLimitAdkPlugin,
+        )
+        from runtime.adk.plugins.loop_detection import LoopDetectionAdkPlugin
+        from runtime.services.loop_detection import LoopDetectionService, LoopVerdict
+
+        def on_limit(limit: LimitReached) -> None:
+            self.protocol.request_stop(
+                StopRequest(reason=limit.reason, message=limit.message, code=limit.code)  # type: ignore[arg-type]
+            )
+
+        def on_loop(verdict: LoopVerdict) -> None:
+            self.protocol.request_stop(
+                StopRequest(
+                    reason="completed",
+                    message=f"Stopped: a loop was detected ({verdict.detail}). "
+                    "Rephrase the request or break the task into smaller steps.",
+                    code="LOOP_DETECTED",
+                )
+            )
+
+        plugins: list[Any] = []
+        if spec.kind == "main":
+            plugins.append(LoopDetectionAdkPlugin(LoopDetectionService(), on_loop))
+        limits = spec.config.limits
+        if limits.max_turns:
+            plugins.append(MaxTurnsAdkPlugin(limits.max_turns, on_limit))
+        if limits.max_tokens:
+            plugins.append(TokenLimitAdkPlugin(limits.max_tokens, on_limit))
+        if limits.max_time_s:
+            plugins.append(MaxTimeAdkPlugin(limits.max_time_s, on_limit))
+        return plugins
 
     async def start(self) -> None:
         await self.session_service.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=self.id)
 
+    @property
+    def model_choice(self) -> str:
+        return self.models.choice
+
     def choose_model(self, model: str) -> None:
         """The user picked a model (or `auto`) for the rest of the session."""
-        self.model_choice = model
-        self.model_name = "gemini-2.5-pro" if model == "auto" else model
-        self.model.model = self.model_name
+        self.models.choose(model)
+        self.model.model = self.models.default_model
 
     def set_mode(self, mode: str) -> None:
-        self.mode = mode
+        old, self.mode = self.mode, mode
+        self.models.mode_changed(old, mode)
 
     async def close(self) -> None:
         await self.protocol.abort()

@@ -17,6 +17,10 @@ from google.adk.flows.llm_flows.base_llm_flow import BaseLlmFlow
 from google.adk.flows.llm_flows.single_flow import SingleFlow
 from pydantic import Field
 
+from runtime.adk.compat import skip_unavailable_optional_imports
+
+skip_unavailable_optional_imports()
+
 CONTENTS_PROCESSOR = "contents"
 
 

@@ -36,6 +36,7 @@ from runtime.protocol import (
     AgentProtocol,
     AgentSend,
     AgentStartEvent,
+    CustomEvent,
     ErrorEvent,
     ErrorStatus,
     MessageSend,
@@ -170,6 +171,19 @@ class AdkAgentProtocol(AgentProtocol):
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
 
+    @property
+    def abort_event(self) -> asyncio.Event | None:
+        """The active stream's abort signal (None between streams)."""
+        return self._abort if self.active else None
+
+    def notice(self, text: str) -> None:
+        """Show a message to the user in the current stream (a silent fallback, a retry)."""
+        self.emit_external(lambda i, s: CustomEvent(id=i, stream_id=s, kind="notice", data={"text": text}))
+
+    def config_changed(self, config: dict[str, Any]) -> None:
+        """The engine changed the session's config itself (mode or model): tell subscribers."""
+        self.emit_external(lambda i, s: SessionUpdateEvent(id=i, stream_id=s, config=config))
+
     def request_stop(self, stop: StopRequest) -> None:
         """End the active stream with `stop.reason` (used by limit and loop plugins)."""
         if self._stop is None or self._stop.reason == "aborted":
@@ -227,8 +241,15 @@ class AdkAgentProtocol(AgentProtocol):
         except asyncio.CancelledError:
             reason = "aborted"
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error event and agent_end
-            reason = "failed"
-            self._emit(self._error_event(ids(), stream_id, exc))
+            if type(exc).__name__ == "LlmCallsLimitExceededError" and self._stop is None:
+                self._stop = StopRequest(
+                    reason="max_turns",
+                    message="Stopped: this prompt reached the limit of model calls per prompt.",
+                    code="MAX_TURNS_EXCEEDED",
+                )
+            else:
+                reason = "failed"
+                self._emit(self._error_event(ids(), stream_id, exc))
         finally:
             stop = self._stop
             if stop is not None:

@@ -1,0 +1,21 @@
+"""Workarounds for measured costs in google-adk 2.13, each with its reason.
+
+ADK imports its optional `RemoteA2aAgent` (which needs the `a2a` package) every
+time it wraps the agent as a workflow node, that is at every step of every
+turn. Without `a2a` installed the import fails anew each time, reloading the
+module from disk: ~5 ms per step on the CI machine, the largest single cost of
+a warm turn. We use no A2A agents, so when `a2a` is absent the module is
+recorded as unavailable once and the lookup fails at once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+_REMOTE_A2A = "google.adk.agents.remote_a2a_agent"
+
+
+def skip_unavailable_optional_imports() -> None:
+    if _REMOTE_A2A not in sys.modules and importlib.util.find_spec("a2a") is None:
+        sys.modules[_REMOTE_A2A] = None  # type: ignore[assignment]

@@ -1,0 +1,179 @@
+"""The model side of one session: routing state, availability, and the retry + fallback loop.
+
+`ModelState` holds what the design keeps on Config: the user's model choice
+(may be `auto`), the ModelAvailabilityService, the sequence-sticky model, the
+router, and the model the current request is routed to. `GcliResilience` is
+the retry loop that `GcliAgentModel` runs every model call through
+(design: "429 fallback"): the call is retried with backoff; on a persistent
+quota error `handle_fallback` decides (silently, or by asking the editor through
+`Host.choose_fallback`), and the next attempt re-reads the request's model, so
+a fallback never dispatches with the old model's settings. Nothing is thrown to
+the ADK Runner for retry.
+
+A stream that fails after it started is retried too (up to 4 attempts, 1 s ×
+2^n apart); the user is told, since its first part was already shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+
+from runtime.adk.model import Attempt, ModelResilience
+from runtime.host import FallbackChoice, FallbackIntent
+from runtime.models.availability import ModelAvailabilityService
+from runtime.models.fallback import FallbackDecision, persistent_quota_handler
+from runtime.models.policy_catalog import is_auto_model, resolve_model
+from runtime.models.retry import MID_STREAM_RETRY, RetryNotice, is_retryable_error, retry_with_backoff
+from runtime.models.routing import ModelRouterService, SequenceModel
+
+logger = logging.getLogger(__name__)
+
+DELAY_SCALE_ENV = "ADK_ACP_RETRY_DELAY_SCALE"
+
+
+def _delay_scale() -> float:
+    try:
+        return max(0.0, float(os.environ.get(DELAY_SCALE_ENV, "1")))
+    except ValueError:
+        return 1.0
+
+
+@dataclass
+class ModelState:
+    """One session's model facts. `choice` is what the user picked (maybe `auto`)."""
+
+    choice: str
+    availability: ModelAvailabilityService = field(default_factory=ModelAvailabilityService)
+    sequence: SequenceModel = field(default_factory=SequenceModel)
+    router: ModelRouterService | None = None
+    mode: Callable[[], str] = lambda: "default"
+    max_attempts: int | None = None
+    on_choice_changed: Callable[[str], None] | None = None
+    on_model_announced: Callable[[str], None] | None = None
+    notice: Callable[[str], None] | None = None
+    ask: Callable[[FallbackChoice], Awaitable[FallbackIntent]] | None = None
+    abort_event: Callable[[], asyncio.Event | None] = lambda: None
+
+    def __post_init__(self) -> None:
+        if self.router is None:
+            self.router = ModelRouterService.standard(availability=self.availability)
+
+    @property
+    def auto_routing(self) -> bool:
+        return is_auto_model(self.choice)
+
+    @property
+    def default_model(self) -> str:
+        """The concrete model when nothing has been routed yet."""
+        return self.sequence.get() or resolve_model(self.choice)
+
+    def new_prompt(self) -> None:
+        self.availability.reset_turn()
+        self.sequence.on_new_prompt()
+
+    def choose(self, model: str) -> None:
+        """The user (or a retry_always fallback) changed the session's model."""
+        self.choice = model
+        self.availability.reset()
+        self.sequence.on_model_change()
+
+    def mode_changed(self, old: str, new: str) -> None:
+        self.sequence.on_mode_change(old, new)
+
+
+class GcliResilience(ModelResilience):
+    """retryWithBackoff + handleFallback around each model call."""
+
+    def __init__(self, state: ModelState, *, sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
+        self.state = state
+        scale = _delay_scale()
+        self._sleep = sleep or (lambda seconds: asyncio.sleep(seconds * scale))
+
+    async def run(self, request: LlmRequest, attempt: Attempt) -> AsyncGenerator[LlmResponse, None]:
+        retries_mid_stream = 0
+        while True:
+            agen, first = await self._start(request, attempt)
+            yielded = first is not None
+            try:
+                if first is not None:
+                    yield first
+                async for response in agen:
+                    yielded = True
+                    yield response
+                self.state.availability.mark_healthy(request.model or "")
+                return
+            except Exception as exc:  # noqa: BLE001 - decide below whether to retry
+                if not (yielded and is_retryable_error(exc)) or retries_mid_stream + 1 >= MID_STREAM_RETRY.max_attempts:
+                    raise
+                delay = MID_STREAM_RETRY.delay_ms(retries_mid_stream)
+                retries_mid_stream += 1
+                logger.warning("the model stream broke (%s); retrying in %d ms", exc, delay)
+                self._notice(f"\n\n_(The model's answer was interrupted: {exc}. Retrying…)_\n\n")
+                await self._sleep(delay / 1000)
+            finally:
+                await agen.aclose()
+
+    async def _start(
+        self, request: LlmRequest, attempt: Attempt
+    ) -> tuple[AsyncGenerator[LlmResponse, None], LlmResponse | None]:
+        """Open the stream and read its first response, with retry and fallback."""
+
+        async def call() -> tuple[AsyncGenerator[LlmResponse, None], LlmResponse | None]:
+            agen = attempt(request.model or self.state.default_model)
+            try:
+                first = await agen.__anext__()
+            except StopAsyncIteration:
+                return agen, None
+            except BaseException:
+                await agen.aclose()
+                raise
+            return agen, first
+
+        state = self.state
+        handler = persistent_quota_handler(
+            failed_model=lambda: request.model or state.default_model,
+            active_model=lambda: resolve_model(state.choice) if not state.auto_routing else state.choice,
+            availability=state.availability,
+            ask=state.ask,
+            apply=lambda decision: self._apply(request, decision),
+            approval_mode=state.mode,
+            auto_routing=lambda: state.auto_routing,
+        )
+        kwargs = {"max_attempts": state.max_attempts} if state.max_attempts else {}
+        return await retry_with_backoff(
+            call,
+            on_persistent_429=handler,
+            on_retry=self._on_retry,
+            current_model=lambda: request.model,
+            sleep=self._sleep,
+            abort_event=state.abort_event(),
+            **kwargs,
+        )
+
+    async def _apply(self, request: LlmRequest, decision: FallbackDecision) -> None:
+        state = self.state
+        if decision.intent == "retry_always":
+            state.choose(decision.model)
+            state.sequence.set(decision.model)
+            if state.on_choice_changed is not None:
+                state.on_choice_changed(decision.model)
+        if decision.retry:
+            request.model = decision.model
+            if state.on_model_announced is not None:
+                state.on_model_announced(decision.model)
+        if decision.silent and decision.message:
+            self._notice(f"\n\n_{decision.message}_\n\n")
+
+    def _on_retry(self, notice: RetryNotice) -> None:
+        logger.info("retrying the model call in %.0f ms (%s)", notice.delay_ms, notice.kind)
+
+    def _notice(self, text: str) -> None:
+        if self.state.notice is not None:
+            self.state.notice(text)
