@@ -99,35 +99,47 @@ def to_adk_tools(
 
 
 EmitEvent = Callable[[AgentEvent], Awaitable[None] | None]
+# Builds an event from its id and stream id (the shape of AdkAgentProtocol.emit_external).
+EventBuilder = Callable[[str, str], AgentEvent]
+EmitExternal = Callable[[EventBuilder], Awaitable[None] | None]
 
 
 class ProtocolToolEventSink:
     """A `ToolEventSink` that emits `runtime.protocol` events.
 
-    `next_id` gives each event its id, `stream_id` the active stream; `emit`
-    may be sync or async. `tool_response.data` holds `status`
+    `emit_external(build)` is handed a builder taking `(event_id, stream_id)`:
+    the protocol that owns the ids and the active stream calls it and emits the
+    event (sync or async). `from_emit` builds one from a plain `emit(event)` with
+    id and stream functions. `tool_response.data` holds `status`
     (completed | failed | cancelled), `output` (what the model got) and, when
-    present, `raw_output`.
+    present, `raw_output`. `thread_id` marks a subagent's events.
     """
 
-    def __init__(
-        self,
+    def __init__(self, emit_external: EmitExternal, *, thread_id: str | None = None) -> None:
+        self._emit_external = emit_external
+        self._thread_id = thread_id
+
+    @classmethod
+    def from_emit(
+        cls,
         *,
         emit: EmitEvent,
         next_id: Callable[[], str],
         stream_id: Callable[[], str],
         thread_id: str | None = None,
-    ) -> None:
-        self._emit = emit
-        self._next_id = next_id
-        self._stream_id = stream_id
-        self._thread_id = thread_id
+    ) -> ProtocolToolEventSink:
+        def emit_external(build: EventBuilder) -> Awaitable[None] | None:
+            return emit(build(next_id(), stream_id()))
 
-    def _base(self) -> dict[str, Any]:
-        return {"id": self._next_id(), "stream_id": self._stream_id(), "thread_id": self._thread_id}
+        return cls(emit_external, thread_id=thread_id)
 
-    async def _send(self, event: AgentEvent) -> None:
-        result = self._emit(event)
+    async def _send(self, build: Callable[[dict[str, Any]], AgentEvent]) -> None:
+        thread_id = self._thread_id
+
+        def builder(event_id: str, stream_id: str) -> AgentEvent:
+            return build({"id": event_id, "stream_id": stream_id, "thread_id": thread_id})
+
+        result = self._emit_external(builder)
         if inspect.isawaitable(result):
             await result
 
@@ -135,8 +147,8 @@ class ProtocolToolEventSink:
         self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay
     ) -> None:
         await self._send(
-            ToolRequestEvent(
-                **self._base(), request_id=call_id, name=name, args=args, display=display
+            lambda base: ToolRequestEvent(
+                **base, request_id=call_id, name=name, args=args, display=display
             )
         )
 
@@ -144,7 +156,7 @@ class ProtocolToolEventSink:
         self, call_id: str, status: Literal["pending", "in_progress"], display: ToolDisplay | None
     ) -> None:
         await self._send(
-            ToolUpdateEvent(**self._base(), request_id=call_id, status=status, display=display)
+            lambda base: ToolUpdateEvent(**base, request_id=call_id, status=status, display=display)
         )
 
     async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
@@ -152,8 +164,8 @@ class ProtocolToolEventSink:
         if outcome.raw_output is not None:
             data["raw_output"] = outcome.raw_output
         await self._send(
-            ToolResponseEvent(
-                **self._base(),
+            lambda base: ToolResponseEvent(
+                **base,
                 request_id=call_id,
                 name=name,
                 display=outcome.display,
@@ -162,6 +174,7 @@ class ProtocolToolEventSink:
             )
         )
         if outcome.plan is not None:
+            entries = outcome.plan
             await self._send(
-                CustomEvent(**self._base(), kind="plan", data={"entries": outcome.plan})
+                lambda base: CustomEvent(**base, kind="plan", data={"entries": entries})
             )

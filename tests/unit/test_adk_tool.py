@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -144,9 +144,8 @@ async def run_turn(
     shell = Shell()
     registry = SchedulerRegistry()
     model = ScriptedModel(requests=[])
-    agent = LlmAgent(
-        name="agent", model=model, tools=to_adk_tools([shell], scheduler_provider=registry)
-    )
+    adk_tools: list[Any] = to_adk_tools([shell], scheduler_provider=registry)
+    agent = LlmAgent(name="agent", model=model, tools=adk_tools)
     sessions = InMemorySessionService()
     runner = Runner(app_name="test", agent=agent, session_service=sessions)
     session = await sessions.create_session(app_name="test", user_id="u")
@@ -205,9 +204,11 @@ async def test_cancelled_approval_aborts_the_run_cleanly(tmp_path: Path) -> None
 async def test_protocol_sink_emits_runtime_events() -> None:
     emitted: list[AgentEvent] = []
     counter = iter(range(100))
-    sink = ProtocolToolEventSink(
-        emit=emitted.append, next_id=lambda: f"st-{next(counter)}", stream_id=lambda: "st"
-    )
+
+    def emit_external(build: Callable[[str, str], AgentEvent]) -> None:
+        emitted.append(build(f"st-{next(counter)}", "st"))
+
+    sink = ProtocolToolEventSink(emit_external)
     display = ToolDisplay(title="ls", kind="execute")
     await sink.tool_requested("c1", "run_shell_command", {"command": "ls"}, display)
     await sink.tool_updated("c1", "in_progress", None)
@@ -221,26 +222,23 @@ async def test_protocol_sink_emits_runtime_events() -> None:
     )
     await sink.tool_finished("c1", "run_shell_command", outcome)
     request, update, response, plan = emitted
-    assert (
-        isinstance(request, ToolRequestEvent)
-        and request.request_id == "c1"
-        and request.id == "st-0"
-    )
+    assert isinstance(request, ToolRequestEvent) and request.request_id == "c1"
+    assert request.id == "st-0" and request.args == {"command": "ls"}
     assert isinstance(update, ToolUpdateEvent) and update.status == "in_progress"
     assert isinstance(response, ToolResponseEvent) and not response.is_error
     assert response.data == {"status": "completed", "output": "a b", "raw_output": {"exit_code": 0}}
     assert isinstance(plan, CustomEvent) and plan.kind == "plan"
-    assert {e.stream_id for e in emitted} == {"st"}
+    assert [e.id for e in emitted] == ["st-0", "st-1", "st-2", "st-3"]
 
 
-async def test_protocol_sink_awaits_an_async_emit() -> None:
+async def test_protocol_sink_from_a_plain_async_emit() -> None:
     emitted: list[AgentEvent] = []
 
     async def emit(event: AgentEvent) -> None:
         emitted.append(event)
 
-    sink = ProtocolToolEventSink(
+    sink = ProtocolToolEventSink.from_emit(
         emit=emit, next_id=lambda: "x", stream_id=lambda: "st", thread_id="sub-1"
     )
     await sink.tool_updated("c1", "in_progress", None)
-    assert emitted[0].thread_id == "sub-1"
+    assert emitted[0].thread_id == "sub-1" and emitted[0].stream_id == "st"

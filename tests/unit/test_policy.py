@@ -348,5 +348,5 @@ def test_parse_rules_accepts_strings_or_lists() -> None:
     assert (
         rule.tool_name == ("a",) and rule.command_prefix == ("x",) and rule.tier == Tier.WORKSPACE
     )
-    shell_only = PolicyRule(commandPrefix="ls", decision="allow")  # type: ignore[call-arg]
+    shell_only = PolicyRule.model_validate({"commandPrefix": "ls", "decision": "allow"})
     assert shell_only.tool_name == ("run_shell_command",)

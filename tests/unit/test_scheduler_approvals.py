@@ -94,7 +94,7 @@ class Sink:
     ) -> None:
         self.events.append((call_id, "requested"))
 
-    async def tool_updated(self, call_id: str, status: str, display: ToolDisplay | None) -> None:  # type: ignore[override]
+    async def tool_updated(self, call_id: str, status: str, display: ToolDisplay | None) -> None:
         self.events.append((call_id, status))
 
     async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
@@ -118,10 +118,12 @@ def scheduler(
 ) -> tuple[Scheduler, dict[str, Tool]]:
     root = tmp_path / "ws"
     root.mkdir(exist_ok=True)
-    tools = {
-        name: Tool(name, kind)
-        for name, kind in [(SHELL, "execute"), ("write_file", "edit"), ("replace", "edit")]
-    }
+    kinds: list[tuple[str, ToolKind]] = [
+        (SHELL, "execute"),
+        ("write_file", "edit"),
+        ("replace", "edit"),
+    ]
+    tools = {name: Tool(name, kind) for name, kind in kinds}
     env = ToolEnv(roots=(root,), host=host, session_id="s", temp_dir=tmp_path / "tmp")
     return (
         Scheduler(
