@@ -27,7 +27,6 @@ import dataclasses
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,10 +53,14 @@ from runtime.tools.modes import mode_rank, parse_mode
 from runtime.tools.policy import PolicyDecision
 from runtime.tools.policy_defaults import EDIT_TOOLS
 from runtime.tools.scheduler_support import (
+    CANCELLED_MESSAGE,
+    CallEnded,
+    CallReporter,
     CancelCallback,
     ModeChangeCallback,
     NullToolEventSink,
     PolicyChecker,
+    ToolCall,
     ToolCallOutcome,
     ToolEventSink,
     default_should_truncate,
@@ -78,27 +81,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-CANCELLED_MESSAGE = "The user cancelled this tool call."
-
-
-class _Finished(Exception):
-    """Internal: the call ended early with this function response."""
-
-    def __init__(self, response: dict[str, Any]) -> None:
-        super().__init__("finished")
-        self.response = response
-
-
-@dataclass
-class _Call:
-    call_id: str
-    name: str
-    args: dict[str, Any]
-    ticket: int
-    display: ToolDisplay
-    requested: bool = False
-    finished: bool = False
 
 
 class Scheduler:
@@ -136,7 +118,7 @@ class Scheduler:
         self._cancelled_through = (
             -1
         )  # calls with tickets up to this one were cancelled with the turn
-        self._events: ToolEventSink = events or NullToolEventSink()
+        self._report = CallReporter(events or NullToolEventSink())
         self._hooks: ToolHooks = hooks or NoToolHooks()
         self._interactive = interactive
         self._threshold = truncate_threshold
@@ -158,25 +140,25 @@ class Scheduler:
         """
         ticket = self._queue.take()
         tool = self._tools.get(name)
-        call = _Call(call_id, name, dict(args), ticket, self._display(tool, name, args))
+        call = ToolCall(call_id, name, dict(args), ticket, self._display(tool, name, args))
         try:
             if tool is None:
                 available = ", ".join(sorted(self._tools)) or "none"
-                return await self._finish_error(
+                return await self._report.fail(
                     call, f'Tool "{name}" not found. Available tools: {available}.'
                 )
             return await self._run(call, tool)
-        except _Finished as done:
+        except CallEnded as done:
             return done.response
         except asyncio.CancelledError:
-            await self._finish_cancelled(call)
+            await self._report.cancelled(call)
             raise
         finally:
             self._queue.release(ticket)
 
     # ------------------------------------------------------------ stages
 
-    async def _run(self, call: _Call, tool: GcliTool) -> dict[str, Any]:
+    async def _run(self, call: ToolCall, tool: GcliTool) -> dict[str, Any]:
         await self._check_args(call, tool)
         before = await self._before_hook(call)
         if before.tool_input is not None:
@@ -189,18 +171,18 @@ class Scheduler:
             await self._finish_denied(call, verdict)
         outside = outside_workspace(call.args, self._env)
         if outside is not None:
-            await self._finish_error(call, outside)
+            await self._report.fail(call, outside)
         preview = await self._preview(call, tool)
         call.display = call.display.model_copy(update={"content": preview or call.display.content})
-        await self._requested(call)
+        await self._report.requested(call)
         if verdict.decision == "ask_user" or before.decision == "ask":
             if not self._interactive:
-                await self._finish_error(
+                await self._report.fail(
                     call, "This tool call needs the user's approval, which cannot be asked here."
                 )
             await self._approve(call, tool, mode, preview, forced=before.decision == "ask")
         self._queue.release(call.ticket)
-        await self._events.tool_updated(call.call_id, "in_progress", None)
+        await self._report.updated(call, None)
         result = await self._execute(call, tool)
         if self._should_truncate(call.name, tool):
             cut = await asyncio.to_thread(
@@ -215,10 +197,10 @@ class Scheduler:
             result = dataclasses.replace(result, llm_content=cut.text)
         result = await self._after_hook(call, result)
         content = result.display or (preview if call.name in EDIT_TOOLS else ())
-        await self._finish(call, result, content)
+        await self._report.completed(call, result, content)
         return {"error": result.llm_content} if result.is_error else {"output": result.llm_content}
 
-    async def _check_args(self, call: _Call, tool: GcliTool) -> None:
+    async def _check_args(self, call: ToolCall, tool: GcliTool) -> None:
         problem = schema_error(tool.parameters_schema(), call.args)
         if problem is None:
             try:
@@ -227,9 +209,9 @@ class Scheduler:
                 logger.exception("validate() of %s raised", call.name)
                 problem = str(exc)
         if problem is not None:
-            await self._finish_error(call, f"Invalid arguments for {call.name}: {problem}")
+            await self._report.fail(call, f"Invalid arguments for {call.name}: {problem}")
 
-    def _evaluate(self, call: _Call, tool: GcliTool, mode: str) -> PolicyDecision:
+    def _evaluate(self, call: ToolCall, tool: GcliTool, mode: str) -> PolicyDecision:
         return self._policy.evaluate(
             call.name,
             call.args,
@@ -238,7 +220,7 @@ class Scheduler:
             mcp_server=getattr(tool, "mcp_server", None),
         )
 
-    async def _before_hook(self, call: _Call) -> BeforeToolOutcome:
+    async def _before_hook(self, call: ToolCall) -> BeforeToolOutcome:
         try:
             before = await self._hooks.before_tool(call.name, dict(call.args))
         except asyncio.CancelledError:
@@ -249,15 +231,15 @@ class Scheduler:
         await self._notify(before.system_message)
         if before.stop:
             reason = before.stop_reason or before.reason or "A hook stopped the agent."
-            await self._finish_error(call, f"Tool execution stopped: {reason}", raise_=False)
+            await self._report.fail(call, f"Tool execution stopped: {reason}", end=False)
             raise HookStopRequested(reason)
         if before.decision == "block":
-            await self._finish_error(
+            await self._report.fail(
                 call, f"Tool execution blocked: {before.reason or 'no reason given'}"
             )
         return before
 
-    async def _after_hook(self, call: _Call, result: ToolResult) -> ToolResult:
+    async def _after_hook(self, call: ToolCall, result: ToolResult) -> ToolResult:
         try:
             after = await self._hooks.after_tool(call.name, dict(call.args), result)
         except asyncio.CancelledError:
@@ -279,11 +261,11 @@ class Scheduler:
             )
         if after.stop:
             reason = after.stop_reason or after.reason or "A hook stopped the agent."
-            await self._finish(call, result, result.display)
+            await self._report.completed(call, result, result.display)
             raise HookStopRequested(reason)
         return result
 
-    async def _preview(self, call: _Call, tool: GcliTool) -> tuple[DisplayContent, ...]:
+    async def _preview(self, call: ToolCall, tool: GcliTool) -> tuple[DisplayContent, ...]:
         try:
             return await tool.preview(call.args, self._env)
         except asyncio.CancelledError:
@@ -294,7 +276,7 @@ class Scheduler:
 
     async def _approve(
         self,
-        call: _Call,
+        call: ToolCall,
         tool: GcliTool,
         mode: str,
         preview: tuple[DisplayContent, ...],
@@ -317,13 +299,13 @@ class Scheduler:
             outcome = await self._env.host.request_permission(request)
         except (RuntimeAgentError, OSError, ConnectionError) as exc:
             logger.warning("permission request for %s failed: %s", call.name, exc)
-            await self._finish_error(call, f"Could not ask the user for approval: {exc}")
+            await self._report.fail(call, f"Could not ask the user for approval: {exc}")
             return
         choice = choice_from_outcome(outcome)
         logger.info("approval of %s (%s): %s", call.name, call.call_id, choice)
         await self._apply_choice(call, choice, mode)
 
-    async def _apply_choice(self, call: _Call, choice: ApprovalChoice, mode: str) -> None:
+    async def _apply_choice(self, call: ToolCall, choice: ApprovalChoice, mode: str) -> None:
         match choice:
             case "proceed_once":
                 return
@@ -341,30 +323,28 @@ class Scheduler:
                         f"Could not save the permission; it holds for this session only: {exc}"
                     )
             case "reject":
-                await self._finish_error(call, REJECTED_MESSAGE)
+                await self._report.fail(call, REJECTED_MESSAGE)
             case "reject_always":
                 self._policy.add_session_rule(call.name, call.args, mode=mode, decision="deny")
-                await self._finish_error(call, REJECTED_MESSAGE)
+                await self._report.fail(call, REJECTED_MESSAGE)
             case "cancelled":
                 await self._cancel_with_turn(call, first=True)
 
-    async def _cancel_with_turn(self, call: _Call, *, first: bool) -> None:
+    async def _cancel_with_turn(self, call: ToolCall, *, first: bool) -> None:
         """Ends the call as cancelled because the user cancelled the turn (see the module doc)."""
         self._cancelled_through = max(self._cancelled_through, self._queue.last_ticket)
-        await self._finish_cancelled(call)
+        await self._report.cancelled(call)
         if self._on_cancel is None:
             raise ApprovalCancelled(call.call_id, call.name)
         if first:
             result = self._on_cancel()
             if inspect.isawaitable(result):
                 await result
-        raise _Finished({"error": CANCELLED_MESSAGE})
+        raise CallEnded({"error": CANCELLED_MESSAGE})
 
-    async def _execute(self, call: _Call, tool: GcliTool) -> ToolResult:
+    async def _execute(self, call: ToolCall, tool: GcliTool) -> ToolResult:
         async def progress(content: tuple[DisplayContent, ...]) -> None:
-            await self._events.tool_updated(
-                call.call_id, "in_progress", call.display.model_copy(update={"content": content})
-            )
+            await self._report.updated(call, call.display.model_copy(update={"content": content}))
 
         env = dataclasses.replace(self._env, on_progress=progress)
         try:
@@ -390,59 +370,10 @@ class Scheduler:
             logger.warning("display() of %s failed: %s", name, exc)
             return ToolDisplay(title=name, kind=tool.kind)
 
-    async def _requested(self, call: _Call) -> None:
-        if not call.requested:
-            call.requested = True
-            await self._events.tool_requested(
-                call.call_id, call.name, dict(call.args), call.display
-            )
-
-    async def _finish(
-        self, call: _Call, result: ToolResult, content: tuple[DisplayContent, ...]
-    ) -> None:
-        outcome = ToolCallOutcome(
-            status="failed" if result.is_error else "completed",
-            display=call.display.model_copy(update={"content": content}),
-            llm_content=result.llm_content,
-            is_error=result.is_error,
-            raw_output=result.raw_output,
-            plan=result.plan,
-        )
-        await self._emit_finished(call, outcome)
-
-    async def _finish_error(
-        self, call: _Call, message: str, *, raise_: bool = True
-    ) -> dict[str, Any]:
-        """Reports the call as failed with `message`, then ends it by raising _Finished
-        (with `raise_=False`, returns the function response instead)."""
-        await self._requested(call)
-        outcome = ToolCallOutcome(
-            status="failed", display=call.display, llm_content=message, is_error=True
-        )
-        await self._emit_finished(call, outcome)
-        if raise_:
-            raise _Finished({"error": message})
-        return {"error": message}
-
-    async def _finish_denied(self, call: _Call, verdict: PolicyDecision) -> None:
+    async def _finish_denied(self, call: ToolCall, verdict: PolicyDecision) -> None:
         detail = f": {verdict.deny_message}" if verdict.deny_message else "."
         logger.info("policy denied %s (%s): %s", call.name, call.call_id, verdict.reason)
-        await self._finish_error(call, f"Tool execution denied by policy{detail}")
-
-    async def _finish_cancelled(self, call: _Call) -> None:
-        if call.requested and not call.finished:
-            outcome = ToolCallOutcome(
-                status="cancelled",
-                display=call.display,
-                llm_content=CANCELLED_MESSAGE,
-                is_error=True,
-            )
-            await self._emit_finished(call, outcome)
-
-    async def _emit_finished(self, call: _Call, outcome: ToolCallOutcome) -> None:
-        if not call.finished:
-            call.finished = True
-            await self._events.tool_finished(call.call_id, call.name, outcome)
+        await self._report.fail(call, f"Tool execution denied by policy{detail}")
 
     async def _notify(self, message: str | None) -> None:
         if message:

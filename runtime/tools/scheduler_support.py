@@ -1,5 +1,6 @@
-"""The scheduler's contracts (event sink, policy checker, call outcome) and the
-checks it makes before any I/O (argument shape, workspace paths)."""
+"""The scheduler's contracts (event sink, policy checker, call outcome), its
+per-call reporting, and the checks it makes before any I/O (argument shape,
+workspace paths)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from runtime.protocol import ToolDisplay
-from runtime.tools.base import GcliTool, ToolEnv
+from runtime.protocol import DisplayContent, ToolDisplay
+from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.policy import PolicyDecision
 from runtime.tools.policy_rules import Decision, PolicyRule
 from runtime.tools.shell_safety import SHELL_TOOL_NAME
 
+CANCELLED_MESSAGE = "The user cancelled this tool call."
 CallStatus = Literal["completed", "failed", "cancelled"]
 
 
@@ -96,6 +98,85 @@ def default_should_truncate(name: str, tool: GcliTool) -> bool:
         or name.startswith("mcp_")
         or getattr(tool, "mcp_server", None) is not None
     )
+
+
+class CallEnded(Exception):
+    """Scheduler internal: the call ended early; `response` is its function response."""
+
+    def __init__(self, response: dict[str, Any]) -> None:
+        super().__init__("call ended")
+        self.response = response
+
+
+@dataclass
+class ToolCall:
+    """Scheduler internal: one call in flight and what has been reported about it."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    ticket: int
+    display: ToolDisplay
+    requested: bool = False
+    finished: bool = False
+
+
+class CallReporter:
+    """Reports calls to a ToolEventSink: `tool_requested` and `tool_finished` at most
+    once per call, `tool_requested` always before anything else."""
+
+    def __init__(self, sink: ToolEventSink) -> None:
+        self._sink = sink
+
+    async def requested(self, call: ToolCall) -> None:
+        if not call.requested:
+            call.requested = True
+            await self._sink.tool_requested(call.call_id, call.name, dict(call.args), call.display)
+
+    async def updated(self, call: ToolCall, display: ToolDisplay | None) -> None:
+        await self._sink.tool_updated(call.call_id, "in_progress", display)
+
+    async def completed(
+        self, call: ToolCall, result: ToolResult, content: tuple[DisplayContent, ...]
+    ) -> None:
+        """Reports the result: completed, or failed when `result.is_error`."""
+        outcome = ToolCallOutcome(
+            status="failed" if result.is_error else "completed",
+            display=call.display.model_copy(update={"content": content}),
+            llm_content=result.llm_content,
+            is_error=result.is_error,
+            raw_output=result.raw_output,
+            plan=result.plan,
+        )
+        await self._finished(call, outcome)
+
+    async def fail(self, call: ToolCall, message: str, *, end: bool = True) -> dict[str, Any]:
+        """Reports the call as failed with `message`, then raises CallEnded (with
+        `end=False`, returns the function response instead)."""
+        await self.requested(call)
+        outcome = ToolCallOutcome(
+            status="failed", display=call.display, llm_content=message, is_error=True
+        )
+        await self._finished(call, outcome)
+        if end:
+            raise CallEnded({"error": message})
+        return {"error": message}
+
+    async def cancelled(self, call: ToolCall) -> None:
+        """Reports a requested, unfinished call as cancelled."""
+        if call.requested and not call.finished:
+            outcome = ToolCallOutcome(
+                status="cancelled",
+                display=call.display,
+                llm_content=CANCELLED_MESSAGE,
+                is_error=True,
+            )
+            await self._finished(call, outcome)
+
+    async def _finished(self, call: ToolCall, outcome: ToolCallOutcome) -> None:
+        if not call.finished:
+            call.finished = True
+            await self._sink.tool_finished(call.call_id, call.name, outcome)
 
 
 # Arguments that name a file or directory, in Gemini CLI's tools.
