@@ -89,8 +89,9 @@ class Scheduler:
     `mode_getter` returns the session's current mode id; `on_mode_change` is
     called with "autoEdit" when the user allows an edit tool for the session;
     `on_cancel` is called when the user cancels a permission request and must
-    end the turn as cancelled (abort the ADK run). `output_dir` holds saved full
-    outputs (default `env.temp_dir`).
+    end the turn as cancelled by setting the run's abort signal; it runs inside
+    the turn, so it must not wait for the turn to end. `output_dir` holds saved
+    full outputs (default `env.temp_dir`).
     """
 
     def __init__(
