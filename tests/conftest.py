@@ -1,18 +1,21 @@
-"""Shared fixtures: the fake Gemini server (in-loop and threaded).
+"""Shared fixtures: the fake Gemini server (in-loop and threaded) and `make_agent`.
 
 Heavy modules are imported inside the fixtures, so collecting unrelated tests
-stays cheap. The end-to-end client fixture `make_agent` lives in `tests/e2e`.
+stays cheap.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    from tests.e2e.acp_client import AcpTestClient
     from tests.fakes.gemini_server import FakeGeminiServer
+
+    MakeAgent = Callable[..., Awaitable[AcpTestClient]]
 
 
 @pytest.fixture
@@ -31,3 +34,31 @@ def fake_gemini_thread() -> Iterator[FakeGeminiServer]:
 
     with FakeGeminiServer() as server:
         yield server
+
+
+@pytest.fixture
+async def make_agent() -> AsyncIterator[MakeAgent]:
+    """`await make_agent(argv, env=None, cwd=None, **client_options)` starts an agent
+    and returns its `AcpTestClient`. At teardown every client is closed: the agent
+    must exit on stdin EOF with code 0 and must not have broken the protocol (a test
+    that expects otherwise calls `close(...)` itself first)."""
+    from tests.e2e.acp_client import AcpTestClient
+
+    clients: list[AcpTestClient] = []
+
+    async def factory(
+        argv: list[str], env: dict[str, str | None] | None = None, **options: Any
+    ) -> AcpTestClient:
+        client = await AcpTestClient.spawn(argv, env=env, **options)
+        clients.append(client)
+        return client
+
+    yield factory
+    failures: list[AssertionError] = []
+    for client in clients:
+        try:
+            await client.close()
+        except AssertionError as failure:
+            failures.append(failure)
+    if failures:
+        raise failures[0]
