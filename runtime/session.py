@@ -105,10 +105,14 @@ class AgentSession:
             model=self.models.default_model, generator=generator, resilience=GcliResilience(self.models)
         )
         masking = ToolOutputMaskingService(spec.config.temp_dir / "tool-outputs" / f"session-{self.id}")
+        self.scheduler = self._scheduler(spec)
+        from runtime.tools.adk_tool import to_adk_tools
+
         self.agent = GcliLlmAgent(
             name="gemini_cli_agent",
             model=self.model,
             instruction=lambda _ctx: system_prompt,
+            tools=to_adk_tools(self.scheduler_tools.values(), scheduler_provider=lambda _ctx: self.scheduler),
             disallow_transfer_to_parent=True,
             disallow_transfer_to_peers=True,
             gcli_processors=gcli_processors(self.models, masking),
@@ -128,6 +132,62 @@ class AgentSession:
             context_window=DEFAULT_CONTEXT_WINDOW,
             on_new_prompt=[self.models.new_prompt],
         )
+
+    def _scheduler(self, spec: SessionSpec) -> Any:
+        """The design's scheduler for this session: catalog, policy, hooks, editor-routed I/O."""
+        from runtime.adk.agent_protocol import StopRequest
+        from runtime.host import HeadlessHost
+        from runtime.tools.adk_tool import ProtocolToolEventSink
+        from runtime.tools.base import ToolEnv
+        from runtime.tools.catalog import build_catalog
+        from runtime.tools.files import FileAccess
+        from runtime.tools.hooks import CommandToolHooks, NoToolHooks
+        from runtime.tools.policy import PolicyEngine
+        from runtime.tools.scheduler import Scheduler
+        from runtime.tools.shell import CommandRunner
+
+        config = spec.config
+        self.scheduler_tools = build_catalog()
+        env = ToolEnv(
+            roots=self.roots,
+            host=spec.host,
+            session_id=self.id,
+            temp_dir=config.temp_dir,
+            files=FileAccess(spec.host),
+            commands=CommandRunner(spec.host),
+        )
+        self.policy = PolicyEngine(
+            workspace_root=config.workspace, user_home=config.home, plans_dir=config.temp_dir / "plans"
+        )
+        for problem in self.policy.load_errors:
+            logger.warning("policy file problem: %s", problem)
+        settings_hooks = config.settings.get("hooks")
+        hooks_config = config.settings.get("hooksConfig") or {}
+        hooks: Any = NoToolHooks()
+        if isinstance(settings_hooks, dict) and settings_hooks and hooks_config.get("enabled", True):
+            hooks = CommandToolHooks(
+                settings_hooks,
+                project_dir=config.workspace,
+                cwd=config.workspace,
+                session_id=self.id,
+                disabled=tuple(hooks_config.get("disabled") or ()),
+            )
+        return Scheduler(
+            tools=self.scheduler_tools,
+            env=env,
+            policy=self.policy,
+            mode_getter=lambda: self.mode,
+            on_mode_change=self._engine_changed_mode,
+            on_cancel=lambda: self.protocol.request_stop(StopRequest(reason="aborted")),
+            events=ProtocolToolEventSink(lambda build: self.protocol.emit_external(build)),
+            hooks=hooks,
+            interactive=not isinstance(spec.host, HeadlessHost),
+        )
+
+    def _engine_changed_mode(self, mode: str) -> None:
+        """The engine switched mode itself ("Allow for this session" on an edit): tell the editor."""
+        self.set_mode(mode)
+        self.protocol.config_changed({"mode": mode})
 
     def _plugins(self, spec: SessionSpec) -> list[Any]:
         from runtime.adk.agent_protocol import StopRequest
