@@ -581,6 +581,7 @@ class AcpTestClient(JsonRPCClient):
         self._updates: list[tuple[str, JsonObject]] = []
         self._permission_queue: deque[PermissionRequest] = deque()
         self._incoming: dict[Any, asyncio.Task[Any]] = {}
+        self._cancel_on_start: set[Any] = set()
         self._events = itertools.count()
         self._tasks: list[asyncio.Task[None]] = []
         self._exited = asyncio.Event()
@@ -1137,12 +1138,19 @@ class AcpTestClient(JsonRPCClient):
 
     def _on_cancel_request(self, params: JsonObject) -> None:
         self.cancel_requests_received.append(params)
-        task = self._incoming.get(params.get("requestId"))
+        request_id = params.get("requestId")
+        task = self._incoming.get(request_id)
         if task is not None:
             task.cancel()  # pygls answers the cancelled request with -32800
+        else:  # its handler has not started yet (both lines came in one read)
+            self._cancel_on_start.add(request_id)
 
     def _track_incoming(self) -> Any:
+        """Called first by every request handler: lets `$/cancel_request` reach it."""
         msg_id = self.protocol.msg_id
+        if msg_id in self._cancel_on_start:
+            self._cancel_on_start.discard(msg_id)
+            raise asyncio.CancelledError
         task = asyncio.current_task()
         if task is not None:
             self._incoming[msg_id] = task

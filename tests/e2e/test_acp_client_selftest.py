@@ -22,8 +22,6 @@ from tests.e2e.acp_client import (
     reject_once,
 )
 
-pytestmark = pytest.mark.e2e
-
 ECHO = str(Path(__file__).resolve().parents[2] / "bench" / "echo_agent.py")
 ECHO_ARGV = [sys.executable, ECHO]
 MakeAgent = Callable[..., Awaitable[AcpTestClient]]
@@ -426,3 +424,46 @@ async def test_pytest_lsp_fixture_drives_the_agent(lsp_echo: AcpTestClient) -> N
     sid = (await lsp_echo.new_session(Path.cwd()))["sessionId"]
     await lsp_echo.prompt(sid, "via pytest-lsp")
     assert lsp_echo.text_of(sid) == "via pytest-lsp"
+
+
+# ---------------------------------------------------------------- ids shared by both sides
+
+# An agent that opens permission request 1 at once; on our request "again" it opens
+# request 2 and cancels it; it answers every request and reports every response.
+ID_CLASH_AGENT = r"""
+import json, sys
+def send(m): sys.stdout.write(json.dumps(dict(jsonrpc="2.0", **m)) + "\n"); sys.stdout.flush()
+def ask(i): send(dict(id=i, method="session/request_permission", params=dict(sessionId="s",
+    toolCall=dict(toolCallId=f"t{i}"),
+    options=[dict(optionId="ok", name="OK", kind="allow_once")])))
+ask(1)
+for line in sys.stdin:
+    m = json.loads(line)
+    if "method" not in m:
+        text = json.dumps(m)
+        send(dict(method="session/update", params=dict(sessionId="s", update=dict(
+            sessionUpdate="agent_message_chunk", content=dict(type="text", text=text)))))
+    elif "id" in m:
+        if m["method"] == "again":
+            ask(2)
+            send(dict(method="$/cancel_request", params=dict(requestId=2)))
+        send(dict(id=m["id"], result=dict(method=m["method"])))
+"""
+
+
+async def test_request_ids_of_both_sides_do_not_clash(make_agent: MakeAgent) -> None:
+    client = await make_agent([sys.executable, "-c", ID_CLASH_AGENT], permission_policy="queue")
+    first = await client.next_permission_request()
+    assert first.tool_call["toolCallId"] == "t1"
+    assert await client.request("ping") == {"method": "ping"}  # our id 1, theirs still open
+    first.select("ok")
+    reply = await client.wait_for_update(lambda u: '"id": 1' in u["content"]["text"])
+    assert json.loads(reply["content"]["text"])["result"] == {
+        "outcome": {"outcome": "selected", "optionId": "ok"}
+    }
+
+    assert await client.request("again") == {"method": "again"}
+    cancelled = await client.wait_for_update(lambda u: '"id": 2' in u["content"]["text"])
+    assert json.loads(cancelled["content"]["text"])["error"]["code"] == -32800
+    assert client.cancel_requests_received == [{"requestId": 2}]
+    assert client.max_open_permissions == 1

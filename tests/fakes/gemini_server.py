@@ -179,6 +179,12 @@ class Reply:
         """Send the first `n` chunks, then bytes that are not a valid frame, then stop."""
         return self._insert_after(n, Garbage(data), truncate=True)
 
+    def error_after(self, n: int, body: Mapping[str, Any]) -> Reply:
+        """Send the first `n` chunks, then a Google error body as an SSE frame (genai
+        raises it as ClientError/ServerError mid-stream); `generateContent` gets the
+        error as its HTTP answer."""
+        return self._insert_after(n, dict(body), truncate=True)
+
     def hang_after(self, n: int, hang: HangPoint) -> Reply:
         """Send the first `n` chunks, wait at `hang` until released, then the rest."""
         return self._insert_after(n, hang, truncate=False)
@@ -741,7 +747,8 @@ class FakeGeminiServer:
 
     def _frame(self, step: Mapping[str, Any], rec: RecordedRequest) -> dict[str, Any]:
         out = dict(step)
-        out.setdefault("modelVersion", rec.model)
+        if "error" not in out:
+            out.setdefault("modelVersion", rec.model)
         return out
 
     async def _stream(
@@ -773,6 +780,8 @@ class FakeGeminiServer:
     ) -> web.StreamResponse:
         chunks: list[Mapping[str, Any]] = []
         for step in reply.steps:
+            if isinstance(step, Mapping) and "error" in step:
+                return web.json_response(dict(step), status=int(step["error"].get("code", 500)))
             if isinstance(step, Mapping):
                 chunks.append(step)
             elif isinstance(step, Garbage):

@@ -289,6 +289,20 @@ async def test_garbage_frame_raises_on_iteration(
     assert seen == ["one"]
 
 
+async def test_error_frame_mid_stream(server: FakeGeminiServer, client: genai.Client) -> None:
+    body = ge.per_minute_quota_body(MODEL)
+    server.add(
+        text_response(["one", "two"]).error_after(1, body), text_response("x").error_after(0, body)
+    )
+    seen: list[str | None] = []
+    with pytest.raises(errors.ClientError) as info:
+        async for c in await client.aio.models.generate_content_stream(model=MODEL, contents="x"):
+            seen.append(c.text)
+    assert seen == ["one"] and info.value.code == 429 and info.value.details == body
+    with pytest.raises(errors.ClientError):
+        await client.aio.models.generate_content(model=MODEL, contents="x")
+
+
 async def test_hang_point_waits_until_released(
     server: FakeGeminiServer, client: genai.Client
 ) -> None:
@@ -302,6 +316,10 @@ async def test_hang_point_waits_until_released(
 
     task = asyncio.create_task(consume())
     await hang.wait_reached_async()
+    for _ in range(500):
+        if seen:
+            break
+        await asyncio.sleep(0.01)
     await asyncio.sleep(0.05)
     assert seen == ["before"] and not task.done()
     hang.release()
