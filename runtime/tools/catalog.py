@@ -21,7 +21,9 @@ from runtime.tools.shell_tool import RunShellCommandTool
 from runtime.tools.todo_tool import WriteTodosTool
 from runtime.tools.web_fetch import WebFetchTool
 
-READ_ONLY_TOOLS = frozenset({"read_file", "read_many_files", "list_directory", "glob", "grep_search", "write_todos"})
+READ_ONLY_TOOLS = frozenset(
+    {"read_file", "read_many_files", "list_directory", "glob", "grep_search", "write_todos"}
+)
 """Tools that change nothing outside the session (Gemini CLI allows them by default)."""
 
 
@@ -45,10 +47,16 @@ def build_catalog(*, include_web_fetch: bool = True) -> dict[str, GcliTool]:
 
 def function_declaration(tool: GcliTool) -> dict[str, Any]:
     """`{name, description, parameters}` for one tool (parameters: a JSON schema object)."""
-    return {"name": tool.name, "description": tool.description, "parameters": tool.parameters_schema()}
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters_schema(),
+    }
 
 
-def function_declarations(tools: Mapping[str, GcliTool] | Iterable[GcliTool] | None = None) -> list[dict[str, Any]]:
+def function_declarations(
+    tools: Mapping[str, GcliTool] | Iterable[GcliTool] | None = None,
+) -> list[dict[str, Any]]:
     """Declarations for `tools` (a catalog, or any tools), or the full default catalog."""
     if tools is None:
         tools = build_catalog()

@@ -66,7 +66,9 @@ class WriteFileTool(GcliTool):
                 "file_path": {"type": "string", "description": "Path of the file to write."},
                 "content": {
                     "type": "string",
-                    "description": "The file's complete new content; no placeholders for omitted parts.",
+                    "description": (
+                        "The file's complete new content; no placeholders for omitted parts."
+                    ),
                 },
             },
             "required": ["file_path", "content"],
@@ -101,7 +103,9 @@ class WriteFileTool(GcliTool):
             content = required_str(args, "content", allow_empty=True)
             files = files_of(env)
             if await files.is_dir(path):
-                return error_result(f"Path is a directory, not a file: {shown(env, path)}", "is_directory")
+                return error_result(
+                    f"Path is a directory, not a file: {shown(env, path)}", "is_directory"
+                )
             before = await _current_text(env, path)
             await files.write_text(path, content)
         except (RuntimeAgentError, OSError) as exc:
@@ -146,11 +150,14 @@ def _plan_edit(args: dict[str, Any], env: ToolEnv, current: str | None, path: Pa
         )
     if old == "":
         raise CodedToolError(
-            f"Cannot create {where}: the file already exists. Give the text to replace in old_string.",
+            f"Cannot create {where}: the file already exists. "
+            "Give the text to replace in old_string.",
             "file_exists",
         )
     if old == new:
-        raise CodedToolError("No change to apply: old_string and new_string are identical.", "edit_no_change")
+        raise CodedToolError(
+            "No change to apply: old_string and new_string are identical.", "edit_no_change"
+        )
     count = current.count(old)
     if count == 0 and "\r\n" in current and "\n" in old and "\r\n" not in old:
         # The model writes LF; the file uses CRLF. Match and write in the file's style.
@@ -198,15 +205,21 @@ class ReplaceTool(GcliTool):
                 },
                 "old_string": {
                     "type": "string",
-                    "description": "The exact text to replace, unescaped, with enough context to be unique.",
+                    "description": (
+                        "The exact text to replace, unescaped, with enough context to be unique."
+                    ),
                 },
                 "new_string": {
                     "type": "string",
-                    "description": "The exact text to put in its place; no placeholders for omitted parts.",
+                    "description": (
+                        "The exact text to put in its place; no placeholders for omitted parts."
+                    ),
                 },
                 "allow_multiple": {
                     "type": "boolean",
-                    "description": "Replace every occurrence of old_string instead of requiring exactly one.",
+                    "description": (
+                        "Replace every occurrence of old_string instead of requiring exactly one."
+                    ),
                 },
             },
             "required": ["file_path", "instruction", "old_string", "new_string"],
@@ -253,10 +266,16 @@ class ReplaceTool(GcliTool):
             message = f"Created new file: {where}"
         else:
             plural = "s" if edit.replacements != 1 else ""
-            message = f"Successfully modified file: {where} ({edit.replacements} replacement{plural})."
+            message = (
+                f"Successfully modified file: {where} ({edit.replacements} replacement{plural})."
+            )
         diff = DisplayDiff(path=str(edit.path), before_text=edit.before, after_text=edit.after)
         return ToolResult(
             llm_content=message,
             display=(diff,),
-            raw_output={"path": str(edit.path), "replacements": edit.replacements, "created": edit.before is None},
+            raw_output={
+                "path": str(edit.path),
+                "replacements": edit.replacements,
+                "created": edit.before is None,
+            },
         )

@@ -186,7 +186,8 @@ class FileAccess:
 
     def _too_large_message(self, path: Path, size: int) -> str:
         limit_mb = self._max_file_bytes / (1024 * 1024)
-        return f"File is too large to read ({size / (1024 * 1024):.1f} MB, limit {limit_mb:g} MB): {path}"
+        size_mb = size / (1024 * 1024)
+        return f"File is too large to read ({size_mb:.1f} MB, limit {limit_mb:g} MB): {path}"
 
     # ------------------------------------------------------------ writing
 
@@ -242,6 +243,7 @@ def atomic_write_text(path: Path, content: str) -> None:
     A symlink is written through (its target is replaced, the link stays). The
     existing file's permission bits are kept; a new file gets 0o666 minus umask.
     """
+    data = content.encode("utf-8")  # fails before anything touches the disk
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -249,16 +251,18 @@ def atomic_write_text(path: Path, content: str) -> None:
     except FileNotFoundError:
         mode = _default_file_mode()
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    replaced = False
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(content.encode("utf-8"))
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, mode)
         os.replace(tmp_name, target)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            logger.debug("temp file %s already gone", tmp_name)
-        raise
+        replaced = True
+    finally:
+        if not replaced:
+            try:
+                os.unlink(tmp_name)
+            except FileNotFoundError:
+                logger.debug("temp file %s already gone", tmp_name)

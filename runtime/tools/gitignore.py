@@ -76,7 +76,9 @@ class IgnoreRules:
     @classmethod
     def _repo_root_rules(cls, root: Path) -> IgnoreRules:
         layers: list[_Layer] = []
-        exclude = _load_spec(root / GIT_DIR / "info" / "exclude") if (root / GIT_DIR).is_dir() else None
+        exclude = (
+            _load_spec(root / GIT_DIR / "info" / "exclude") if (root / GIT_DIR).is_dir() else None
+        )
         if exclude is not None:
             layers.append(_Layer(str(root), exclude))
         rules = cls(tuple(layers), in_repo=True)

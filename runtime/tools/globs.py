@@ -39,7 +39,9 @@ def _first_brace_group(pattern: str) -> tuple[int, int, list[str]] | None:
             index += 2
             continue
         if char == "{":
-            depth, options, current = 0, [], []
+            depth = 0
+            options: list[str] = []
+            current: list[str] = []
             for pos in range(index, len(pattern)):
                 c = pattern[pos]
                 if c == "{":

@@ -3,7 +3,8 @@
 Both return the same `GrepOutcome` for the same tree: files in path order
 (`rg --sort path`), matching lines in line order, `.gitignore` respected inside
 git repositories, hidden files searched, `.git` skipped, symlinks not followed,
-binary files skipped. A file named as the target is always searched. The include glob is matched gitignore-style against paths
+binary files skipped. A file named as the target is always searched. The include
+glob is matched gitignore-style against paths
 relative to the searched directory (a pattern without `/` matches file names at
 any depth; braces such as `*.{ts,tsx}` expand). Differences left: the regex
 dialects (Rust for ripgrep, Python `re` for the fallback) and files over 20 MB,
@@ -19,6 +20,7 @@ import logging
 import os
 import re
 import shutil
+import signal
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -169,15 +171,14 @@ async def search_with_rg(rg: str, query: GrepQuery) -> GrepOutcome:
                 continue
             data = message["data"]
             rel = _rg_text(data["path"]).removeprefix("./")
-            if not collector.add(cwd / rel, int(data["line_number"]), _strip_eol(_rg_text(data["lines"]))):
+            if not collector.add(
+                cwd / rel, int(data["line_number"]), _strip_eol(_rg_text(data["lines"]))
+            ):
                 stopped = True
                 break
     finally:
-        if proc.returncode is None:
-            try:
-                proc.kill()
-            except ProcessLookupError:
-                logger.debug("rg already exited")
+        if stopped or proc.returncode is None and not proc.stdout.at_eof():
+            _stop_early(proc.pid)
         await proc.wait()
         stderr = (await stderr_task).decode(errors="replace").strip()
     if proc.returncode == 2 and not stopped and not collector.outcome.matches:
@@ -185,6 +186,18 @@ async def search_with_rg(rg: str, query: GrepQuery) -> GrepOutcome:
     if stderr and proc.returncode == 2:
         logger.debug("ripgrep reported: %s", stderr)
     return collector.outcome
+
+
+def _stop_early(pid: int) -> None:
+    """Kill ripgrep once enough is read.
+
+    Not `Process.kill()`: it polls the child first, and that poll can reap it
+    under asyncio's child watcher, which then reports a bogus exit code.
+    """
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        logger.debug("rg had already exited")
 
 
 # ---------------------------------------------------------------- pure Python

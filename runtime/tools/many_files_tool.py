@@ -33,7 +33,16 @@ MAX_TOTAL_CHARS = 500_000
 """Content returned by one call; the files past it are listed as skipped."""
 MAX_FILES = 500
 DEFAULT_EXCLUDED_DIRS = frozenset(
-    {"node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+    {
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+    }
 )
 END_MARKER = "--- End of content ---"
 
@@ -49,7 +58,9 @@ def _parse(args: dict[str, Any]) -> _ManyArgs:
     include = tuple(p for p in str_list_arg(args, "include", required=True) if p.strip())
     if not include:
         raise ArgError("The 'include' parameter must name at least one path or glob pattern.")
-    return _ManyArgs(include, tuple(str_list_arg(args, "exclude")), bool_arg(args, "recursive", True))
+    return _ManyArgs(
+        include, tuple(str_list_arg(args, "exclude")), bool_arg(args, "recursive", True)
+    )
 
 
 def _skip_default_dir(rel: str, name: str) -> bool:
@@ -60,6 +71,7 @@ def _collect(env: ToolEnv, parsed: _ManyArgs) -> tuple[list[Path], list[str]]:
     """The files to read (sorted, unique) and notes on include entries that found nothing."""
     root = env.roots[0]
     chosen: dict[Path, None] = {}
+    explicit: set[Path] = set()
     notes: list[str] = []
     patterns: list[str] = []
     for item in parsed.include:
@@ -74,7 +86,8 @@ def _collect(env: ToolEnv, parsed: _ManyArgs) -> tuple[list[Path], list[str]]:
             continue
         path = resolve(env, item)
         if path.is_file():
-            chosen[path] = None  # named explicitly: no exclusion applies
+            chosen[path] = None
+            explicit.add(path)  # named explicitly: no exclusion applies
         elif path.is_dir():
             for entry in walk(path, skip_dir=_skip_default_dir):
                 if not entry.is_dir and (parsed.recursive or "/" not in entry.rel):
@@ -86,13 +99,15 @@ def _collect(env: ToolEnv, parsed: _ManyArgs) -> tuple[list[Path], list[str]]:
         for entry in walk(root, skip_dir=_skip_default_dir):
             if not entry.is_dir and any(r.fullmatch(entry.rel) for r in regexes):
                 chosen[entry.path] = None
-    excluded = [p for p in chosen if parsed.exclude and _is_excluded(env, p, parsed.exclude)]
+    excluded = [p for p in chosen if p not in explicit and _is_excluded(env, p, parsed.exclude)]
     for path in excluded:
         del chosen[path]
     return sorted(chosen), notes
 
 
 def _is_excluded(env: ToolEnv, path: Path, patterns: tuple[str, ...]) -> bool:
+    if not patterns:
+        return False
     rel = shown(env, path)
     return any_glob_match(patterns, rel) or any_glob_match(patterns, path.name)
 
@@ -122,7 +137,9 @@ class ReadManyFilesTool(GcliTool):
                 "exclude": {
                     "type": "array",
                     "items": {"type": "string"},
-                    "description": "Optional: glob patterns of files to leave out (e.g. '**/*.test.ts').",
+                    "description": (
+                        "Optional: glob patterns of files to leave out (e.g. '**/*.test.ts')."
+                    ),
                 },
                 "recursive": {
                     "type": "boolean",
@@ -141,7 +158,9 @@ class ReadManyFilesTool(GcliTool):
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         include = args.get("include")
-        items = [include] if isinstance(include, str) else include if isinstance(include, list) else []
+        items = (
+            [include] if isinstance(include, str) else include if isinstance(include, list) else []
+        )
         names = ", ".join(str(i) for i in items[:5]) + (", …" if len(items) > 5 else "")
         return ToolDisplay(title=f"Read {short_title_arg(names, 120) or 'files'}", kind="read")
 
@@ -175,7 +194,10 @@ class ReadManyFilesTool(GcliTool):
             read.append(rel)
             total += len(body)
         if not read:
-            text = "No files were read: nothing matched the include patterns, or every match was skipped."
+            text = (
+                "No files were read: nothing matched the include patterns, "
+                "or every match was skipped."
+            )
         else:
             text = "".join(parts) + END_MARKER
         if skipped:

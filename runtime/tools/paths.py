@@ -45,7 +45,9 @@ def resolve_in_roots(path: str | Path, roots: tuple[Path, ...]) -> Path:
     Raises `PathOutsideWorkspaceError` naming the path and the roots otherwise.
     """
     if not roots:
-        raise PathOutsideWorkspaceError(f"Path '{path}' cannot be used: the session has no workspace root")
+        raise PathOutsideWorkspaceError(
+            f"Path '{path}' cannot be used: the session has no workspace root"
+        )
     raw = os.fspath(path)
     if "\x00" in raw:
         raise PathOutsideWorkspaceError(f"Path {raw!r} contains a NUL character")
@@ -54,7 +56,9 @@ def resolve_in_roots(path: str | Path, roots: tuple[Path, ...]) -> Path:
     normalized = os.path.normpath(joined)
     forms = _root_forms(roots)
 
-    if not any(_is_within(normalized, lexical) or _is_within(normalized, real) for lexical, real in forms):
+    if not any(
+        _is_within(normalized, lexical) or _is_within(normalized, real) for lexical, real in forms
+    ):
         raise PathOutsideWorkspaceError(
             f"Path '{raw}' resolves to '{normalized}', which is outside the workspace roots "
             f"({_describe_roots(roots)})"
@@ -65,7 +69,8 @@ def resolve_in_roots(path: str | Path, roots: tuple[Path, ...]) -> Path:
     real = os.path.realpath(normalized)
     if not any(_is_within(real, root_real) for _, root_real in forms):
         raise PathOutsideWorkspaceError(
-            f"Path '{raw}' leads through a symlink to '{real}', which is outside the workspace roots "
+            f"Path '{raw}' leads through a symlink to '{real}', "
+            "which is outside the workspace roots "
             f"({_describe_roots(roots)})"
         )
     return Path(normalized)

@@ -40,7 +40,7 @@ MEDIA_EXTENSIONS = frozenset(
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines as editors count them: split at `\\n`, a trailing `\\r` dropped, no phantom last line."""
+    """Lines as editors count them: split at `\\n`, a trailing `\\r` dropped, no empty last line."""
     if not text:
         return []
     lines = text.split("\n")
@@ -132,8 +132,14 @@ class ReadFileTool(GcliTool):
             "type": "object",
             "properties": {
                 "file_path": {"type": "string", "description": "Path of the file to read."},
-                "start_line": {"type": "number", "description": "Optional: first line to return, 1-based."},
-                "end_line": {"type": "number", "description": "Optional: last line to return, 1-based, inclusive."},
+                "start_line": {
+                    "type": "number",
+                    "description": "Optional: first line to return, 1-based.",
+                },
+                "end_line": {
+                    "type": "number",
+                    "description": "Optional: last line to return, 1-based, inclusive.",
+                },
             },
             "required": ["file_path"],
         }
@@ -152,7 +158,9 @@ class ReadFileTool(GcliTool):
         start, end = args.get("start_line"), args.get("end_line")
         if isinstance(start, int | float) or isinstance(end, int | float):
             title += f" (lines {int(start) if start else 1}-{int(end) if end else 'end'})"
-        line = int(start) if isinstance(start, int | float) and not isinstance(start, bool) else None
+        line = (
+            int(start) if isinstance(start, int | float) and not isinstance(start, bool) else None
+        )
         return ToolDisplay(title=title, kind="read", locations=location(env, raw, line))
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
@@ -168,7 +176,12 @@ class ReadFileTool(GcliTool):
             return error_from_exception(exc)
         body = view.content if view.total else "[The file is empty.]"
         llm = f"{view.note}\n\n{body}" if view.note else body
-        raw = {"path": str(path), "start_line": view.first, "end_line": view.last, "total_lines": view.total}
+        raw = {
+            "path": str(path),
+            "start_line": view.first,
+            "end_line": view.last,
+            "total_lines": view.total,
+        }
         return ToolResult(llm_content=llm, raw_output=raw)
 
 
@@ -176,7 +189,8 @@ def _media_note(path: Path, env: ToolEnv) -> ToolResult:
     size = path.stat().st_size
     return ToolResult(
         llm_content=(
-            f"{shown(env, path)} is a {path.suffix.lower().lstrip('.').upper()} file ({size} bytes); "
+            f"{shown(env, path)} is a {path.suffix.lower().lstrip('.').upper()} file "
+            f"({size} bytes); "
             "its content cannot be returned as text."
         ),
         raw_output={"path": str(path), "media": True, "size": size},
@@ -222,7 +236,9 @@ class ListDirectoryTool(GcliTool):
                 "ignore": {
                     "type": "array",
                     "items": {"type": "string"},
-                    "description": "Optional: glob patterns of entry names to leave out (e.g. '*.log').",
+                    "description": (
+                        "Optional: glob patterns of entry names to leave out (e.g. '*.log')."
+                    ),
                 },
                 "file_filtering_options": {
                     "type": "object",
@@ -230,7 +246,10 @@ class ListDirectoryTool(GcliTool):
                     "properties": {
                         "respect_git_ignore": {
                             "type": "boolean",
-                            "description": "Leave out entries ignored by .gitignore (in git repositories). Default true.",
+                            "description": (
+                                "Leave out entries ignored by .gitignore (in git repositories). "
+                                "Default true."
+                            ),
                         }
                     },
                 },
@@ -248,7 +267,9 @@ class ListDirectoryTool(GcliTool):
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         raw = args.get("dir_path")
         raw = raw if isinstance(raw, str) and raw else "."
-        return ToolDisplay(title=f"List {shown(env, raw)}", kind="search", locations=location(env, raw))
+        return ToolDisplay(
+            title=f"List {shown(env, raw)}", kind="search", locations=location(env, raw)
+        )
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         try:
@@ -258,7 +279,9 @@ class ListDirectoryTool(GcliTool):
             if not await files.exists(path):
                 return error_result(f"Directory not found: {shown(env, path)}", "file_not_found")
             if not await files.is_dir(path):
-                return error_result(f"Path is not a directory: {shown(env, path)}", "not_a_directory")
+                return error_result(
+                    f"Path is not a directory: {shown(env, path)}", "not_a_directory"
+                )
             entries = await files.list_dir(path)
         except (RuntimeAgentError, OSError) as exc:
             return error_from_exception(exc)

@@ -72,7 +72,9 @@ def _parse_glob(args: dict[str, Any]) -> _GlobArgs:
     )
 
 
-def _glob_files(base: Path, pattern: str, case_sensitive: bool, respect_git_ignore: bool) -> list[tuple[Path, float]]:
+def _glob_files(
+    base: Path, pattern: str, case_sensitive: bool, respect_git_ignore: bool
+) -> list[tuple[Path, float]]:
     prefix, rest = _split_literal_prefix(pattern)
     walk_base = base
     if prefix and (base / prefix).is_dir():
@@ -110,12 +112,20 @@ class GlobTool(GcliTool):
         return {
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "The glob pattern, e.g. '**/*.py' or 'docs/*.md'."},
+                "pattern": {
+                    "type": "string",
+                    "description": "The glob pattern, e.g. '**/*.py' or 'docs/*.md'.",
+                },
                 "dir_path": {
                     "type": "string",
-                    "description": "Optional: directory to search in; the workspace root when omitted.",
+                    "description": (
+                        "Optional: directory to search in; the workspace root when omitted."
+                    ),
                 },
-                "case_sensitive": {"type": "boolean", "description": "Optional: match case. Default false."},
+                "case_sensitive": {
+                    "type": "boolean",
+                    "description": "Optional: match case. Default false.",
+                },
                 "respect_git_ignore": {
                     "type": "boolean",
                     "description": "Optional: leave out files ignored by .gitignore. Default true.",
@@ -147,7 +157,9 @@ class GlobTool(GcliTool):
             if os.path.isabs(pattern):
                 pattern = os.path.relpath(pattern, base)
                 if pattern.startswith(".."):
-                    raise ArgError(f"The pattern {parsed.pattern!r} does not lie inside {shown(env, base)}.")
+                    raise ArgError(
+                        f"The pattern {parsed.pattern!r} does not lie inside {shown(env, base)}."
+                    )
             if not base.is_dir():
                 return error_result(f"Directory not found: {shown(env, base)}", "file_not_found")
             found = await asyncio.to_thread(
@@ -157,7 +169,9 @@ class GlobTool(GcliTool):
             return error_from_exception(exc)
         where = shown(env, base)
         if not found:
-            return ToolResult(llm_content=f'No files found matching pattern "{parsed.pattern}" within {where}.')
+            return ToolResult(
+                llm_content=f'No files found matching pattern "{parsed.pattern}" within {where}.'
+            )
         ordered = _sort_newest_first(found, time.time())
         shown_paths = ordered[:MAX_GLOB_RESULTS]
         header = (
@@ -166,7 +180,10 @@ class GlobTool(GcliTool):
         )
         text = header + "\n" + "\n".join(str(p) for p in shown_paths)
         if len(ordered) > MAX_GLOB_RESULTS:
-            text += f"\n(Only the first {MAX_GLOB_RESULTS} are listed; narrow the pattern to see others.)"
+            text += (
+                f"\n(Only the first {MAX_GLOB_RESULTS} are listed; "
+                "narrow the pattern to see others.)"
+            )
         return ToolResult(llm_content=text, raw_output={"files": [str(p) for p in shown_paths]})
 
 
@@ -210,13 +227,24 @@ def _with_context(path: Path, hits: list[GrepMatch], context: int) -> list[str]:
         logger.debug("no context for %s: %s", path, exc)
         return [f"L{m.line}: {m.text}" for m in hits]
     matched = {m.line: m.text for m in hits}
-    wanted = sorted({n for m in hits for n in range(m.line - context, m.line + context + 1) if 1 <= n <= len(lines)})
+    wanted = sorted(
+        {
+            n
+            for m in hits
+            for n in range(m.line - context, m.line + context + 1)
+            if 1 <= n <= len(lines)
+        }
+    )
     out: list[str] = []
     previous = None
     for number in wanted:
         if previous is not None and number != previous + 1:
             out.append("--")
-        out.append(f"L{number}: {matched[number]}" if number in matched else f"L{number}- {lines[number - 1][:500]}")
+        out.append(
+            f"L{number}: {matched[number]}"
+            if number in matched
+            else f"L{number}- {lines[number - 1][:500]}"
+        )
         previous = number
     return out
 
@@ -276,23 +304,46 @@ class GrepSearchTool(GcliTool):
         return {
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "The regular expression to search for."},
+                "pattern": {
+                    "type": "string",
+                    "description": "The regular expression to search for.",
+                },
                 "dir_path": {
                     "type": "string",
-                    "description": "Optional: directory (searched recursively) or file; the workspace root when omitted.",
+                    "description": (
+                        "Optional: directory (searched recursively) or file; the workspace root "
+                        "when omitted."
+                    ),
                 },
                 "include_pattern": {
                     "type": "string",
-                    "description": "Optional: glob of files to search, e.g. '*.py', '*.{ts,tsx}', 'src/**'.",
+                    "description": (
+                        "Optional: glob of files to search, e.g. '*.py', '*.{ts,tsx}', 'src/**'."
+                    ),
                 },
                 "exclude_pattern": {
                     "type": "string",
-                    "description": "Optional: regular expression; matching lines that also match it are left out.",
+                    "description": (
+                        "Optional: regular expression; matching lines that also match it are "
+                        "left out."
+                    ),
                 },
-                "names_only": {"type": "boolean", "description": "Optional: return only the paths of matching files."},
-                "case_sensitive": {"type": "boolean", "description": "Optional: match case. Default false."},
-                "fixed_strings": {"type": "boolean", "description": "Optional: treat pattern as literal text."},
-                "context": {"type": "integer", "description": "Optional: lines of context around each match."},
+                "names_only": {
+                    "type": "boolean",
+                    "description": "Optional: return only the paths of matching files.",
+                },
+                "case_sensitive": {
+                    "type": "boolean",
+                    "description": "Optional: match case. Default false.",
+                },
+                "fixed_strings": {
+                    "type": "boolean",
+                    "description": "Optional: treat pattern as literal text.",
+                },
+                "context": {
+                    "type": "integer",
+                    "description": "Optional: lines of context around each match.",
+                },
                 "total_max_matches": {
                     "type": "integer",
                     "description": "Optional: maximum number of matches returned. Default 100.",

@@ -169,7 +169,9 @@ class CommandRunner:
         they come, and `asyncio.CancelledError` after stopping the command.
         """
         if self._use_terminal and self._host is not None:
-            return await self._run_in_terminal(self._host, command, cwd, timeout_s, output_limit, on_output)
+            return await self._run_in_terminal(
+                self._host, command, cwd, timeout_s, output_limit, on_output
+            )
         return await self._run_local(command, cwd, timeout_s, output_limit, on_output)
 
     # ------------------------------------------------------------ editor terminal
@@ -184,7 +186,9 @@ class CommandRunner:
         on_output: ProgressCallback | None,
     ) -> CommandResult:
         shell = "bash" if os.path.basename(self._local_shell) == "bash" else "sh"
-        request = TerminalRequest(command=shell, args=("-c", command), cwd=cwd, output_byte_limit=output_limit)
+        request = TerminalRequest(
+            command=shell, args=("-c", command), cwd=cwd, output_byte_limit=output_limit
+        )
         handle = await host.create_terminal(request)
         released = False
         try:
@@ -255,6 +259,9 @@ class CommandRunner:
             await _wait_quietly(protocol.output_closed, self._drain_s)
         except asyncio.CancelledError:
             await terminate_group(pid, self._kill_grace_s)
+            # Let asyncio's child watcher reap it first: closing the transport
+            # before would poll (and reap) the child under the watcher's feet.
+            await _wait_quietly(protocol.exited, self._kill_grace_s)
             transport.close()
             raise
         finally:
@@ -291,7 +298,11 @@ class CommandRunner:
             if remaining <= 0:
                 return False
             await _wait_quietly(protocol.exited, min(self._update_interval_s, remaining))
-            if on_output is not None and buffer.version != published and not protocol.exited.is_set():
+            if (
+                on_output is not None
+                and buffer.version != published
+                and not protocol.exited.is_set()
+            ):
                 published = buffer.version
                 await on_output((DisplayTerminal(pid=pid, ansi=buffer.text()),))
         return True
@@ -324,7 +335,9 @@ class CommandRunner:
         out, err = await proc.communicate()
         text = out.decode(errors="replace").strip()
         if proc.returncode != 0 or not text.isdigit():
-            raise OSError(f"could not start the background command: {err.decode(errors='replace').strip()}")
+            raise OSError(
+                f"could not start the background command: {err.decode(errors='replace').strip()}"
+            )
         return BackgroundProcess(pid=int(text), log_path=log_path)
 
 
@@ -344,4 +357,10 @@ async def _quietly(awaitable: Awaitable[None], what: str) -> None:
         logger.warning("could not %s: %s", what, exc)
 
 
-__all__ = ["BackgroundProcess", "CommandResult", "CommandRunner", "DEFAULT_OUTPUT_LIMIT", "group_alive"]
+__all__ = [
+    "BackgroundProcess",
+    "CommandResult",
+    "CommandRunner",
+    "DEFAULT_OUTPUT_LIMIT",
+    "group_alive",
+]

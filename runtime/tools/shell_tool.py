@@ -111,11 +111,17 @@ class RunShellCommandTool(GcliTool):
                 },
                 "dir_path": {
                     "type": "string",
-                    "description": "Optional: existing directory inside the workspace to run in; the root when omitted.",
+                    "description": (
+                        "Optional: existing directory inside the workspace to run in; the root "
+                        "when omitted."
+                    ),
                 },
                 "is_background": {
                     "type": "boolean",
-                    "description": "Optional: start a long-running command (server, watcher) without waiting for it.",
+                    "description": (
+                        "Optional: start a long-running command (server, watcher) without "
+                        "waiting for it."
+                    ),
                 },
             },
             "required": ["command"],
@@ -151,12 +157,20 @@ class RunShellCommandTool(GcliTool):
             return await self._background(parsed, env, cwd, directory)
         runner = commands_of(env)
         try:
-            result = await runner.run(parsed.command, cwd, self._timeout_s, self._output_limit, env.on_progress)
+            result = await runner.run(
+                parsed.command, cwd, self._timeout_s, self._output_limit, env.on_progress
+            )
         except OSError as exc:
             failed = CommandResult(output="", exit_code=None)
-            text = format_for_model(parsed.command, directory, failed, f"could not start the command: {exc}")
+            text = format_for_model(
+                parsed.command, directory, failed, f"could not start the command: {exc}"
+            )
             return ToolResult(llm_content=text, is_error=True, error_type="execution_failed")
-        error = f"Command timed out after {self._timeout_s:g} s and was stopped." if result.timed_out else None
+        error = (
+            f"Command timed out after {self._timeout_s:g} s and was stopped."
+            if result.timed_out
+            else None
+        )
         display: tuple[DisplayContent, ...] = (
             DisplayTerminal(terminal_id=result.terminal_id, exit_code=result.exit_code)
             if result.terminal_id
@@ -178,7 +192,9 @@ class RunShellCommandTool(GcliTool):
             error_type="timeout" if result.timed_out else None,
         )
 
-    async def _background(self, parsed: _ShellArgs, env: ToolEnv, cwd: Path, directory: str) -> ToolResult:
+    async def _background(
+        self, parsed: _ShellArgs, env: ToolEnv, cwd: Path, directory: str
+    ) -> ToolResult:
         runner = commands_of(env)
         if runner.uses_editor_terminal:
             return error_result(
@@ -191,7 +207,9 @@ class RunShellCommandTool(GcliTool):
         try:
             started = await runner.start_background(parsed.command, cwd, log_path)
         except OSError as exc:
-            return error_result(f"Could not start the background command: {exc}", "execution_failed")
+            return error_result(
+                f"Could not start the background command: {exc}", "execution_failed"
+            )
         await asyncio.sleep(self._background_check_s)
         running = group_alive(started.pid)
         early = _read_log(log_path)
@@ -200,10 +218,14 @@ class RunShellCommandTool(GcliTool):
             lines.append(f"Output: {early or '(none yet)'}")
             lines.append(f"Background PIDs: {started.pid}")
             lines.append(f"Process Group PGID: {started.pid}")
-            lines.append(f"The command keeps running in the background; its output goes to {log_path}.")
+            lines.append(
+                f"The command keeps running in the background; its output goes to {log_path}."
+            )
         else:
             lines.append(f"Output: {early or '(empty)'}")
-            lines.append("The command has already finished (its exit code is unknown in the background).")
+            lines.append(
+                "The command has already finished (its exit code is unknown in the background)."
+            )
         return ToolResult(
             llm_content="\n".join(lines),
             display=(DisplayTerminal(pid=started.pid, ansi=early or None),),

@@ -41,7 +41,9 @@ def parse_todos(args: dict[str, Any]) -> list[Todo]:
             raise ArgError(f"Todo {number} needs a non-empty 'description'.")
         status = item.get("status")
         if status not in STATUSES:
-            raise ArgError(f"Todo {number} has status {status!r}; use one of: {', '.join(STATUSES)}.")
+            raise ArgError(
+                f"Todo {number} has status {status!r}; use one of: {', '.join(STATUSES)}."
+            )
         todos.append(Todo(description.strip(), cast(TodoStatus, status)))
     active = sum(1 for t in todos if t.status == "in_progress")
     if active > 1:
@@ -61,7 +63,10 @@ def plan_entries(todos: list[Todo]) -> list[dict[str, str]]:
 def summary(todos: list[Todo]) -> str:
     if not todos:
         return "The todo list is now empty."
-    lines = [f"{n}. {_MARKS[t.status]} {t.description} ({t.status})" for n, t in enumerate(todos, start=1)]
+    lines = [
+        f"{n}. {_MARKS[t.status]} {t.description} ({t.status})"
+        for n, t in enumerate(todos, start=1)
+    ]
     return "The todo list is updated. Current list:\n" + "\n".join(lines)
 
 
@@ -111,7 +116,9 @@ class WriteTodosTool(GcliTool):
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         raw = args.get("todos")
         count = len(raw) if isinstance(raw, list) else 0
-        return ToolDisplay(title=f"Update todo list ({count} item{'s' if count != 1 else ''})", kind="think")
+        return ToolDisplay(
+            title=f"Update todo list ({count} item{'s' if count != 1 else ''})", kind="think"
+        )
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         try:
@@ -123,5 +130,7 @@ class WriteTodosTool(GcliTool):
             llm_content=text,
             display=(DisplayText(text=text),),
             plan=plan_entries(todos),
-            raw_output={"todos": [{"description": t.description, "status": t.status} for t in todos]},
+            raw_output={
+                "todos": [{"description": t.description, "status": t.status} for t in todos]
+            },
         )

@@ -26,21 +26,20 @@ class CodedToolError(ToolError):
 
 
 def files_of(env: ToolEnv) -> FileAccess:
-    """The session's FileAccess; a local-or-host one built on the fly when unset."""
-    files = env.files
-    if isinstance(files, FileAccess):
-        return files
+    """The session's FileAccess (`env.files`); one for `env.host` is set there when unset."""
+    files: FileAccess | None = env.files
     if files is None:
-        env.files = FileAccess(env.host)
-        return env.files
-    return files  # a duck-typed stand-in (tests, other hosts)
+        files = FileAccess(env.host)
+        env.files = files
+    return files
 
 
 def commands_of(env: ToolEnv) -> CommandRunner:
-    commands = env.commands
+    """The session's CommandRunner (`env.commands`); one for `env.host` when unset."""
+    commands: CommandRunner | None = env.commands
     if commands is None:
-        env.commands = CommandRunner(env.host)
-        return env.commands
+        commands = CommandRunner(env.host)
+        env.commands = commands
     return commands
 
 
@@ -70,7 +69,9 @@ def error_from_exception(exc: BaseException) -> ToolResult:
 # ------------------------------------------------------------ argument readers
 
 
-def str_arg(args: dict[str, Any], name: str, *, required: bool = False, default: str | None = None) -> str | None:
+def str_arg(
+    args: dict[str, Any], name: str, *, required: bool = False, default: str | None = None
+) -> str | None:
     value = args.get(name)
     if value is None:
         if required:
@@ -98,7 +99,9 @@ def bool_arg(args: dict[str, Any], name: str, default: bool) -> bool:
     return value
 
 
-def int_arg(args: dict[str, Any], name: str, *, default: int | None = None, minimum: int | None = None) -> int | None:
+def int_arg(
+    args: dict[str, Any], name: str, *, default: int | None = None, minimum: int | None = None
+) -> int | None:
     """An integer; JSON numbers such as 10.0 are accepted."""
     value = args.get(name)
     if value is None:

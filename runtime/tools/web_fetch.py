@@ -26,7 +26,14 @@ logger = logging.getLogger(__name__)
 MAX_URLS = 20
 _URL = re.compile(r"""\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s<>"'`]+""")
 _GITHUB_BLOB = re.compile(r"^https://github\.com/([^/]+)/([^/]+)/blob/(.+)$")
-_TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "+json", "+xml")
+_TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/xml",
+    "application/javascript",
+    "+json",
+    "+xml",
+)
 
 
 def extract_urls(prompt: str) -> list[str]:
@@ -50,7 +57,9 @@ def _parse(args: dict[str, Any]) -> list[str]:
     prompt = required_str(args, "prompt")
     urls = extract_urls(prompt)
     if not urls:
-        raise ArgError("The prompt must contain at least one URL starting with http:// or https://.")
+        raise ArgError(
+            "The prompt must contain at least one URL starting with http:// or https://."
+        )
     bad = [u for u in urls if not u.lower().startswith(("http://", "https://"))]
     if bad:
         raise ArgError(f"Only http:// and https:// URLs can be fetched, not: {', '.join(bad)}")
@@ -80,7 +89,9 @@ class WebFetchTool(GcliTool):
         "answer it from the pages. GitHub 'blob' links are fetched as raw files."
     )
 
-    def __init__(self, *, timeout_s: float = 20.0, max_bytes: int = 2_000_000, max_chars: int = 100_000) -> None:
+    def __init__(
+        self, *, timeout_s: float = 20.0, max_bytes: int = 2_000_000, max_chars: int = 100_000
+    ) -> None:
         self._timeout_s = timeout_s
         self._max_bytes = max_bytes
         self._max_chars = max_chars
@@ -91,7 +102,10 @@ class WebFetchTool(GcliTool):
             "properties": {
                 "prompt": {
                     "type": "string",
-                    "description": f"The request, containing the URL(s) to fetch (up to {MAX_URLS}) and what to look for.",
+                    "description": (
+                        f"The request, containing the URL(s) to fetch (up to {MAX_URLS}) and what "
+                        f"to look for."
+                    ),
                 }
             },
             "required": ["prompt"],
@@ -131,7 +145,9 @@ class WebFetchTool(GcliTool):
             if page.error is not None:
                 parts.append(f"Error: {page.error}")
             else:
-                note = "\n[The page is longer; only its beginning is shown.]" if page.truncated else ""
+                note = (
+                    "\n[The page is longer; only its beginning is shown.]" if page.truncated else ""
+                )
                 parts.append((page.text or "(empty page)") + note)
             parts.append("")
         failed = all(p.error is not None for p in pages)
@@ -139,7 +155,9 @@ class WebFetchTool(GcliTool):
             llm_content="\n".join(parts).rstrip() + "\n",
             is_error=failed,
             error_type="fetch_failed" if failed else None,
-            raw_output={"urls": [{"url": p.url, "ok": p.error is None, "error": p.error} for p in pages]},
+            raw_output={
+                "urls": [{"url": p.url, "ok": p.error is None, "error": p.error} for p in pages]
+            },
         )
 
     async def _fetch(self, session: aiohttp.ClientSession, url: str) -> FetchedPage:
@@ -147,15 +165,25 @@ class WebFetchTool(GcliTool):
         try:
             async with session.get(target, allow_redirects=True, max_redirects=5) as response:
                 if response.status >= 400:
-                    return FetchedPage(url, error=f"HTTP {response.status} {response.reason or ''}".strip())
+                    return FetchedPage(
+                        url, error=f"HTTP {response.status} {response.reason or ''}".strip()
+                    )
                 data, cut = await _read_capped(response, self._max_bytes)
                 content_type = response.headers.get("Content-Type", "").lower()
                 charset = response.charset or "utf-8"
         except (aiohttp.ClientError, TimeoutError, UnicodeError, ValueError) as exc:
-            message = f"timed out after {self._timeout_s:g} s" if isinstance(exc, TimeoutError) else str(exc)
+            message = (
+                f"timed out after {self._timeout_s:g} s"
+                if isinstance(exc, TimeoutError)
+                else str(exc)
+            )
             logger.info("web_fetch %s failed: %s", url, message)
             return FetchedPage(url, error=message or type(exc).__name__)
-        if content_type and not any(t in content_type for t in _TEXT_TYPES) and "html" not in content_type:
+        if (
+            content_type
+            and not any(t in content_type for t in _TEXT_TYPES)
+            and "html" not in content_type
+        ):
             return FetchedPage(url, error=f"the page is not text (Content-Type: {content_type})")
         try:
             text = data.decode(charset, errors="replace")
