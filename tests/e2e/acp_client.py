@@ -294,6 +294,15 @@ def _validation_problem(model: Any, value: Any, what: str) -> str | None:
     return None
 
 
+async def _exited_within(proc: asyncio.subprocess.Process, timeout: float) -> bool:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while proc.returncode is None:
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
 def _blocks(blocks: str | Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[JsonObject]:
     if isinstance(blocks, str):
         return [{"type": "text", "text": blocks}]
@@ -536,6 +545,12 @@ class AcpTestClient(JsonRPCClient):
     `missing_file` is how `fs/read_text_file` answers a missing file: "error"
     (-32002 resource not found) or "empty". `fs_root`, when given, confines fs/*
     to that directory. `default_timeout` bounds every wait without its own timeout.
+
+    What the agent did is kept for assertions: `transcript` (every message, both
+    ways), `updates()` / `text_of()`, `permission_requests` (and
+    `max_open_permissions`), `files.calls`, `terminals.calls`, `elicitations`,
+    `orphan_errors` (errors with id null, e.g. -32700), `violations`, `stderr_text`,
+    `returncode`, `left_processes` (the agent exited leaving processes in its group).
     """
 
     def __init__(
@@ -572,6 +587,7 @@ class AcpTestClient(JsonRPCClient):
         self.elicitations: list[JsonObject] = []
         self.cancel_requests_received: list[JsonObject] = []
         self.max_open_permissions = 0
+        self.left_processes = False
 
         self._stderr = bytearray()
         self._ids = itertools.count(1)
@@ -675,24 +691,36 @@ class AcpTestClient(JsonRPCClient):
         return self.returncode
 
     async def _end_process(self, exit_timeout: float) -> bool:
-        """Close stdin and reap the agent; True if it had to be killed."""
+        """Close stdin and reap the agent; True if it had to be killed.
+
+        Exit is watched through `returncode`, not `wait()`: on Python 3.11 `wait()`
+        also waits for the pipes, which a process the agent left behind keeps open.
+        """
         proc = self.process
         if proc is None:
             return False
-        killed = False
         if proc.stdin is not None and not proc.stdin.is_closing():
             proc.stdin.close()
             with contextlib.suppress(ConnectionError):
                 await proc.stdin.wait_closed()
-        try:
-            await asyncio.wait_for(proc.wait(), exit_timeout)
-        except TimeoutError:
-            killed = True
+        killed = not await _exited_within(proc, exit_timeout)
+        if killed:
             self._kill_group(proc.pid)
-            await proc.wait()
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, 0)  # raises if the agent's process group is empty
+                self.left_processes = True
+                logger.warning("the agent left processes in its process group; killing them")
+                self._kill_group(proc.pid)
+        try:
+            await asyncio.wait_for(proc.wait(), 5)
+        except TimeoutError:
+            self._violation(
+                "the agent's stdout/stderr stay open: held by a process outside its group"
+            )
         self.returncode = proc.returncode
         _done, pending = await asyncio.wait(self._tasks, timeout=5)
-        for task in pending:  # a grandchild may hold the pipes open
+        for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         return killed
@@ -741,17 +769,25 @@ class AcpTestClient(JsonRPCClient):
 
     async def _watch_exit(self, stdout_task: asyncio.Task[None]) -> None:
         assert self.process is not None
-        await stdout_task  # every line the agent wrote is handled before we call it gone
-        self.returncode = await self.process.wait()
+        while self.process.returncode is None:
+            await asyncio.sleep(0.02)
+        # the lines still in the pipe are handled before we call the agent gone
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(stdout_task), 1.0)
+        self.returncode = self.process.returncode
         self._exited.set()
-        error = AgentExited(f"the agent exited with code {self.returncode}{self.debug_tail()}")
-        for _method, future in self._pending.values():
-            if not future.done():
-                future.set_exception(error)
+        self._fail_all(
+            AgentExited(f"the agent exited with code {self.returncode}{self.debug_tail()}")
+        )
         self._pending.clear()
-        for _check, future in self._waiters:
+
+    def _fail_all(self, error: Exception) -> None:
+        """Fail every pending request and wait (marked retrieved: a test may not await them)."""
+        futures = [f for _m, f in self._pending.values()] + [f for _c, f in self._waiters]
+        for future in futures:
             if not future.done():
                 future.set_exception(error)
+                future.exception()
 
     def _on_line(self, raw: bytes) -> None:
         if not raw.endswith(b"\n"):
@@ -769,7 +805,10 @@ class AcpTestClient(JsonRPCClient):
         if "method" in message:
             if "id" not in message:
                 self.notifications.append(message)
-            self.protocol.handle_message(self.protocol.structure_message(message))
+            try:
+                self.protocol.handle_message(self.protocol.structure_message(message))
+            except Exception as exc:  # keep reading: report it as the agent's fault
+                self._violation(f"cannot handle {message.get('method')!r}: {exc!r}")
         else:
             self._on_response(message)
         self._check_waiters()
@@ -795,13 +834,7 @@ class AcpTestClient(JsonRPCClient):
     def _violation(self, text: str) -> None:
         logger.error("ACP violation by the agent: %s", text)
         self.violations.append(text)
-        error = AgentProtocolViolation(text)
-        for _method, future in self._pending.values():
-            if not future.done():
-                future.set_exception(error)
-        for _check, future in self._waiters:
-            if not future.done():
-                future.set_exception(error)
+        self._fail_all(AgentProtocolViolation(text))
 
     # ------------------------------------------------------------ writing
 
@@ -858,7 +891,8 @@ class AcpTestClient(JsonRPCClient):
         await self._drain()
         return await pending.result(timeout)
 
-    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:  # type: ignore[override]
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send a notification."""
         self._send({"method": method, "params": dict(params or {})})
         await self._drain()
 

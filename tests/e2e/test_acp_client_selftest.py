@@ -382,6 +382,13 @@ async def test_an_agent_that_ignores_eof_is_killed_and_reported() -> None:
     assert client.returncode is not None and client.returncode < 0
 
 
+async def test_processes_left_behind_are_reported_and_killed() -> None:
+    script = "import subprocess, sys; subprocess.Popen(['sleep', '30']); sys.stdin.read()"
+    client = await AcpTestClient.spawn([sys.executable, "-c", script])
+    assert await client.close() == 0
+    assert client.left_processes
+
+
 async def test_context_manager_keeps_the_original_error() -> None:
     with pytest.raises(KeyError) as info:
         async with await AcpTestClient.spawn(ECHO_ARGV) as client:
