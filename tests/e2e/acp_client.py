@@ -219,7 +219,7 @@ class PendingRequest:
     async def response(self, timeout: float | None = None) -> JsonObject:
         """The raw response message (`result` or `error`)."""
         return await self._client._await_future(
-            self._future, timeout, f"{self.method} (id {self.id})"
+            self._future, timeout, f"the answer to {self.method} (id {self.id})"
         )
 
     async def result(self, timeout: float | None = None) -> Any:
@@ -905,7 +905,7 @@ class AcpTestClient(JsonRPCClient):
                 if pending is future:
                     del self._pending[key]
                     self._abandoned.add(key)
-            raise TimeoutError(f"no answer to {what} within {limit}s{self.debug_tail()}") from None
+            raise TimeoutError(f"waited {limit}s for {what}{self.debug_tail()}") from None
 
     # ------------------------------------------------------------ agent methods
 
@@ -1080,7 +1080,7 @@ class AcpTestClient(JsonRPCClient):
         def check() -> JsonObject | None:
             return next((u for u in self.updates(session_id)[since:] if predicate(u)), None)
 
-        return await self._wait(check, timeout, "no matching session/update")
+        return await self._wait(check, timeout, "a matching session/update")
 
     async def wait_for_message(
         self, predicate: Callable[[JsonObject], bool], *, timeout: float | None = None
@@ -1090,7 +1090,7 @@ class AcpTestClient(JsonRPCClient):
         def check() -> JsonObject | None:
             return next((m for who, m in self.transcript if who == "agent" and predicate(m)), None)
 
-        return await self._wait(check, timeout, "no matching message from the agent")
+        return await self._wait(check, timeout, "a matching message from the agent")
 
     async def next_permission_request(self, timeout: float | None = None) -> PermissionRequest:
         """Queue mode: the next permission request, for the test to answer."""
@@ -1098,7 +1098,7 @@ class AcpTestClient(JsonRPCClient):
         def check() -> PermissionRequest | None:
             return self._permission_queue.popleft() if self._permission_queue else None
 
-        return await self._wait(check, timeout, "no session/request_permission")
+        return await self._wait(check, timeout, "a session/request_permission")
 
     @property
     def open_permissions(self) -> int:
@@ -1119,7 +1119,7 @@ class AcpTestClient(JsonRPCClient):
         if value is not None:
             return value
         if self._exited.is_set():
-            raise AgentExited(f"{what}: the agent exited with code {self.returncode}")
+            raise AgentExited(f"waiting for {what}: the agent exited with code {self.returncode}")
         if self.violations:
             raise AgentProtocolViolation(self.violations[0])
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
