@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,21 +37,55 @@ def find_git_root(start: Path) -> Path | None:
     return None
 
 
-def _load_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
+@dataclass(frozen=True)
+class _Rule:
+    regex: re.Pattern[str]
+    ignore: bool  # False for a `!` rule
+    has_dir_group: bool
+
+
+def _load_rules(path: Path) -> tuple[_Rule, ...]:
+    """The rules of one ignore file, compiled by pathspec (gitignore syntax)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             lines = handle.read().splitlines()
     except OSError as exc:
         logger.debug("cannot read ignore file %s: %s", path, exc)
-        return None
-    spec = pathspec.GitIgnoreSpec.from_lines(lines)
-    return spec if len(spec) else None
+        return ()
+    rules: list[_Rule] = []
+    for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is None or not isinstance(regex, re.Pattern):
+            continue  # a comment or a blank line
+        rules.append(_Rule(regex, bool(pattern.include), _DIR_GROUP in regex.groupindex))
+    return tuple(rules)
+
+
+# pathspec marks the directory part of a pattern such as `build/` with this
+# group, so that `build/` also matches `build/x/y` (git's "everything below an
+# excluded directory"). ripgrep matches each path by itself instead; the walk
+# never enters an ignored directory, so the two differ only below a directory
+# that was searched explicitly, and there we follow ripgrep.
+_DIR_GROUP = "ps_d"
+
+
+def _decide(rules: tuple[_Rule, ...], rel: str) -> bool | None:
+    """Last matching rule wins: True ignored, False re-included, None no rule matched."""
+    decision: bool | None = None
+    for rule in rules:
+        match = rule.regex.match(rel)
+        if match is None:
+            continue
+        if rule.has_dir_group and match.group(_DIR_GROUP) is not None and match.end() < len(rel):
+            continue  # matched only a parent directory of `rel`
+        decision = rule.ignore
+    return decision
 
 
 @dataclass(frozen=True)
 class _Layer:
     base: str  # absolute directory the patterns are relative to
-    spec: pathspec.GitIgnoreSpec
+    rules: tuple[_Rule, ...]
 
 
 @dataclass(frozen=True)
@@ -77,18 +112,18 @@ class IgnoreRules:
     def _repo_root_rules(cls, root: Path) -> IgnoreRules:
         layers: list[_Layer] = []
         exclude = (
-            _load_spec(root / GIT_DIR / "info" / "exclude") if (root / GIT_DIR).is_dir() else None
+            _load_rules(root / GIT_DIR / "info" / "exclude") if (root / GIT_DIR).is_dir() else ()
         )
-        if exclude is not None:
+        if exclude:
             layers.append(_Layer(str(root), exclude))
         rules = cls(tuple(layers), in_repo=True)
         return rules._with_file(root)
 
     def _with_file(self, directory: Path) -> IgnoreRules:
-        spec = _load_spec(directory / GITIGNORE)
-        if spec is None:
+        rules = _load_rules(directory / GITIGNORE)
+        if not rules:
             return self
-        return IgnoreRules((*self.layers, _Layer(str(directory), spec)), self.in_repo)
+        return IgnoreRules((*self.layers, _Layer(str(directory), rules)), self.in_repo)
 
     def descend(self, directory: Path, names: set[str] | frozenset[str]) -> IgnoreRules:
         """Rules for a subdirectory whose entry names are `names`."""
@@ -106,9 +141,9 @@ class IgnoreRules:
             if not path.startswith(layer.base + os.sep):
                 continue
             rel = path[len(layer.base) + 1 :].replace(os.sep, "/")
-            result = layer.spec.check_file(rel + "/" if is_dir else rel)
-            if result.include is not None:
-                return result.include
+            decision = _decide(layer.rules, rel + "/" if is_dir else rel)
+            if decision is not None:
+                return decision
         return False
 
 

@@ -39,6 +39,10 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_OUTPUT_LIMIT = 1_000_000
 """Bytes of output kept per command (the tail); the scheduler truncates further for the model."""
+DISPLAY_TAIL_BYTES = 64_000
+"""Bytes of output shown in progress updates: the editor needs the latest screenful, not all."""
+NO_PAGER_ENV = {"PAGER": "cat", "GIT_PAGER": "cat"}
+"""Set for every command: a pager waiting for a key would hang the call."""
 
 
 @dataclass(frozen=True)
@@ -90,9 +94,11 @@ class _TailBuffer:
             del self._data[:excess]
             self.truncated = True
 
-    def text(self) -> str:
-        data = bytes(self._data)
-        if self.truncated:
+    def text(self, last: int | None = None) -> str:
+        """The kept output (or only its `last` bytes), decoded as UTF-8."""
+        cut = last is not None and len(self._data) > last
+        data = bytes(self._data[-last:]) if cut and last is not None else bytes(self._data)
+        if self.truncated or cut:
             # Drop a multi-byte character cut in half at the front.
             start = 0
             while start < min(len(data), 3) and (data[start] & 0xC0) == 0x80:
@@ -187,7 +193,11 @@ class CommandRunner:
     ) -> CommandResult:
         shell = "bash" if os.path.basename(self._local_shell) == "bash" else "sh"
         request = TerminalRequest(
-            command=shell, args=("-c", command), cwd=cwd, output_byte_limit=output_limit
+            command=shell,
+            args=("-c", command),
+            cwd=cwd,
+            env=dict(NO_PAGER_ENV),
+            output_byte_limit=output_limit,
         )
         handle = await host.create_terminal(request)
         released = False
@@ -206,14 +216,9 @@ class CommandRunner:
             exit_status = exit_status or output.exit
             released = True
             await handle.release()
-        except asyncio.CancelledError:
-            if not released:
-                await _quietly(handle.kill(), "kill terminal")
-                await _quietly(handle.release(), "release terminal")
-                released = True
-            raise
         finally:
-            if not released:
+            if not released:  # cancelled or failed: stop the command, free the terminal
+                await _quietly(handle.kill(), "kill terminal")
                 await _quietly(handle.release(), "release terminal")
         return CommandResult(
             output=output.output,
@@ -242,13 +247,14 @@ class CommandRunner:
             "-c",
             command,
             cwd=str(cwd),
+            env={**os.environ, **NO_PAGER_ENV},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         pid = transport.get_pid()
-        timed_out = False
+        finished = False
         try:
             if on_output is not None:
                 await on_output((DisplayTerminal(pid=pid),))
@@ -257,14 +263,13 @@ class CommandRunner:
                 await terminate_group(pid, self._kill_grace_s)
                 await protocol.exited.wait()
             await _wait_quietly(protocol.output_closed, self._drain_s)
-        except asyncio.CancelledError:
-            await terminate_group(pid, self._kill_grace_s)
-            # Let asyncio's child watcher reap it first: closing the transport
-            # before would poll (and reap) the child under the watcher's feet.
-            await _wait_quietly(protocol.exited, self._kill_grace_s)
-            transport.close()
-            raise
+            finished = True
         finally:
+            if not finished:  # cancelled, or the progress callback failed: stop everything
+                await terminate_group(pid, self._kill_grace_s)
+                # Let asyncio's child watcher reap it first: closing the transport
+                # before would poll (and reap) the child under the watcher's feet.
+                await _wait_quietly(protocol.exited, self._kill_grace_s)
             transport.close()
         exit_code, signal_name = _exit_parts(transport.get_returncode())
         background = () if timed_out else tuple(live_group_members(pid))
@@ -278,7 +283,10 @@ class CommandRunner:
             background_pids=background,
         )
         if on_output is not None:
-            await on_output((DisplayTerminal(pid=pid, exit_code=exit_code, ansi=result.output),))
+            final = DisplayTerminal(
+                pid=pid, exit_code=exit_code, ansi=buffer.text(DISPLAY_TAIL_BYTES)
+            )
+            await on_output((final,))
         return result
 
     async def _wait_streaming(
@@ -304,7 +312,8 @@ class CommandRunner:
                 and not protocol.exited.is_set()
             ):
                 published = buffer.version
-                await on_output((DisplayTerminal(pid=pid, ansi=buffer.text()),))
+                tail = buffer.text(DISPLAY_TAIL_BYTES)
+                await on_output((DisplayTerminal(pid=pid, ansi=tail),))
         return True
 
     async def start_background(self, command: str, cwd: Path, log_path: Path) -> BackgroundProcess:

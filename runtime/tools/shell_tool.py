@@ -14,7 +14,7 @@ from runtime.errors import RuntimeAgentError
 from runtime.protocol import DisplayContent, DisplayTerminal, ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.process_group import group_alive
-from runtime.tools.shell import DEFAULT_OUTPUT_LIMIT, CommandResult
+from runtime.tools.shell import DEFAULT_OUTPUT_LIMIT, DISPLAY_TAIL_BYTES, CommandResult
 from runtime.tools.tool_support import (
     ArgError,
     bool_arg,
@@ -160,7 +160,7 @@ class RunShellCommandTool(GcliTool):
             result = await runner.run(
                 parsed.command, cwd, self._timeout_s, self._output_limit, env.on_progress
             )
-        except OSError as exc:
+        except (OSError, RuntimeAgentError) as exc:
             failed = CommandResult(output="", exit_code=None)
             text = format_for_model(
                 parsed.command, directory, failed, f"could not start the command: {exc}"
@@ -174,7 +174,9 @@ class RunShellCommandTool(GcliTool):
         display: tuple[DisplayContent, ...] = (
             DisplayTerminal(terminal_id=result.terminal_id, exit_code=result.exit_code)
             if result.terminal_id
-            else DisplayTerminal(pid=result.pid, exit_code=result.exit_code, ansi=result.output),
+            else DisplayTerminal(
+                pid=result.pid, exit_code=result.exit_code, ansi=result.output[-DISPLAY_TAIL_BYTES:]
+            ),
         )
         raw = {
             "exit_code": result.exit_code,

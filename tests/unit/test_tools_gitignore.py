@@ -92,6 +92,14 @@ def test_ignored_directories_are_pruned_not_entered(tmp_path: Path) -> None:
     assert not any(rel.startswith("build") for rel in seen)
 
 
+def test_an_ignored_directory_walked_explicitly_is_searched_like_ripgrep(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / "build" / "deep").mkdir()
+    (root / "build" / "deep" / "x.js").write_text("")
+    (root / "build" / "trace.log").write_text("")
+    assert rels(root / "build") == ["deep/x.js", "out.js"]  # *.log still applies inside
+
+
 def test_skip_dir_and_symlinks(tmp_path: Path) -> None:
     root = tmp_path / "w"
     (root / "node_modules" / "pkg").mkdir(parents=True)

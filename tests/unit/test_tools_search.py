@@ -70,6 +70,7 @@ QUERIES: list[dict[str, Any]] = [
     {"pattern": "foo", "names_only": True, "total_max_matches": 2},
     {"pattern": "foo", "dir_path": "src/app.py", "include_pattern": "*.md"},
     {"pattern": "bar$"},
+    {"pattern": "foo", "dir_path": "ignored_dir"},
     {"pattern": "nomatch_xyz"},
 ]
 

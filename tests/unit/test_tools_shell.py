@@ -118,6 +118,27 @@ async def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
         kill_group(pid)
 
 
+async def test_a_failing_progress_callback_stops_the_command(tmp_path: Path) -> None:
+    pids: list[int] = []
+
+    async def broken(content: tuple[object, ...]) -> None:
+        (item,) = content
+        assert isinstance(item, DisplayTerminal) and item.pid is not None
+        pids.append(item.pid)
+        if item.ansi:
+            raise ConnectionError("editor went away")
+
+    runner = CommandRunner(update_interval_s=0.05)
+    with pytest.raises(ConnectionError):
+        await runner.run("echo tick; sleep 30", tmp_path, 60, 1000, broken)
+    assert not group_alive(pids[0])
+
+
+async def test_pagers_are_disabled(tmp_path: Path) -> None:
+    result = await CommandRunner().run("echo $PAGER $GIT_PAGER", tmp_path, 10, 1000)
+    assert result.output == "cat cat\n"
+
+
 async def test_background_children_are_reported_not_waited_for(tmp_path: Path) -> None:
     start = time.monotonic()
     result = await CommandRunner().run("sleep 30 & echo started", tmp_path, 10, 1000)
@@ -166,6 +187,7 @@ async def test_terminal_path_runs_in_the_editor(tmp_path: Path) -> None:
         tmp_path,
         5000,
     )
+    assert request.env["PAGER"] == "cat"
     assert log.updates[0] == (DisplayTerminal(terminal_id="term-1"),)
     assert [c[0] for c in host.calls] == ["create_terminal", "wait_for_exit", "output", "release"]
     assert (result.output, result.exit_code, result.terminal_id, result.pid) == (
