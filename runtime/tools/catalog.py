@@ -14,9 +14,10 @@ from typing import Any
 
 from runtime.tools.base import GcliTool
 from runtime.tools.edit_tools import ReplaceTool, WriteFileTool
+from runtime.tools.glob_tool import GlobTool
+from runtime.tools.grep_tool import GrepSearchTool
 from runtime.tools.many_files_tool import ReadManyFilesTool
 from runtime.tools.read_tools import ListDirectoryTool, ReadFileTool
-from runtime.tools.search_tools import GlobTool, GrepSearchTool
 from runtime.tools.shell_tool import RunShellCommandTool
 from runtime.tools.todo_tool import WriteTodosTool
 from runtime.tools.web_fetch import WebFetchTool

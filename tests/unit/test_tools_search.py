@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from runtime.tools.glob_tool import GlobTool
 from runtime.tools.grep_engine import find_rg
-from runtime.tools.search_tools import GlobTool, GrepSearchTool
+from runtime.tools.grep_tool import GrepSearchTool
 from tests.unit.test_tools_fakes import make_env
 
 FILES: dict[str, bytes] = {
