@@ -59,9 +59,13 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 class BinaryFileError(ToolError):
     """The file holds binary data, not text."""
 
+    error_type = "binary_file"
+
 
 class FileTooLargeError(ToolError):
     """The file is larger than the read limit."""
+
+    error_type = "file_too_large"
 
 
 @dataclass(frozen=True)

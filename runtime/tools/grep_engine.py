@@ -43,6 +43,8 @@ _BINARY_SNIFF = 8192
 class GrepError(ToolError):
     """The search itself failed (an invalid pattern, ripgrep failing)."""
 
+    error_type = "search_failed"
+
 
 @dataclass(frozen=True)
 class GrepQuery:

@@ -60,7 +60,7 @@ def error_from_exception(exc: BaseException) -> ToolResult:
     if isinstance(exc, IsADirectoryError):
         return error_result(str(exc) or "Path is a directory", "is_directory")
     if isinstance(exc, ToolError):
-        return error_result(str(exc), type(exc).__name__)
+        return error_result(str(exc), str(getattr(exc, "error_type", "tool_error")))
     if isinstance(exc, PermissionError):
         return error_result(f"Permission denied: {exc.filename or exc}", "permission_denied")
     return error_result(f"{type(exc).__name__}: {exc}", "io_error")

@@ -90,13 +90,13 @@ async def test_binary_huge_and_media_files(ws: Path) -> None:
     (ws / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 20)
     env = make_env(ws)
     binary = await ReadFileTool().execute({"file_path": "data.bin"}, env)
-    assert binary.is_error and "binary" in binary.llm_content
+    assert binary.is_error and "binary" in binary.llm_content and binary.error_type == "binary_file"
     media = await ReadFileTool().execute({"file_path": "pic.png"}, env)
     assert not media.is_error and "PNG file (28 bytes)" in media.llm_content
     with open(ws / "huge.txt", "wb") as handle:
         handle.truncate(21 * 1024 * 1024)
     huge = await ReadFileTool().execute({"file_path": "huge.txt"}, env)
-    assert huge.is_error and "too large" in huge.llm_content
+    assert huge.is_error and "too large" in huge.llm_content and huge.error_type == "file_too_large"
 
 
 async def test_symlink_out_of_the_workspace_is_refused(ws: Path, tmp_path: Path) -> None:

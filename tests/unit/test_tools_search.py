@@ -137,7 +137,7 @@ async def test_grep_errors(ws: Path, engine: int) -> None:
     tool = engines()[engine]
     env = make_env(ws)
     bad = await tool.execute({"pattern": "(unclosed"}, env)
-    assert bad.is_error and bad.llm_content
+    assert bad.is_error and bad.llm_content and bad.error_type == "search_failed"
     bad_exclude = await tool.execute({"pattern": "foo", "exclude_pattern": "("}, env)
     assert bad_exclude.is_error and "exclude_pattern" in bad_exclude.llm_content
     outside = await tool.execute({"pattern": "foo", "dir_path": ".."}, env)
