@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.host import Host, TerminalExit, TerminalRequest
+from runtime.processes import register_group, unregister_group
 from runtime.protocol import DisplayTerminal
 from runtime.tools.base import ProgressCallback
 from runtime.tools.process_group import group_alive, live_group_members, terminate_group
@@ -254,6 +255,7 @@ class CommandRunner:
             start_new_session=True,
         )
         pid = transport.get_pid()
+        register_group(pid)  # killed at agent exit if anything of it is still alive
         finished = False
         try:
             if on_output is not None:
@@ -273,6 +275,8 @@ class CommandRunner:
             transport.close()
         exit_code, signal_name = _exit_parts(transport.get_returncode())
         background = () if timed_out else tuple(live_group_members(pid))
+        if not background:
+            unregister_group(pid)
         result = CommandResult(
             output=buffer.text(),
             exit_code=exit_code,
@@ -347,6 +351,7 @@ class CommandRunner:
             raise OSError(
                 f"could not start the background command: {err.decode(errors='replace').strip()}"
             )
+        register_group(int(text))
         return BackgroundProcess(pid=int(text), log_path=log_path)
 
 
