@@ -60,6 +60,9 @@ class ModelState:
     notice: Callable[[str], None] | None = None
     ask: Callable[[FallbackChoice], Awaitable[FallbackIntent]] | None = None
     abort_event: Callable[[], asyncio.Event | None] = lambda: None
+    switched_once: set[str] = field(default_factory=set)
+    """Models the user switched away from "for this request" (retry_once): healthy again
+    at the next prompt, so that prompt goes back to the session's model."""
 
     def __post_init__(self) -> None:
         if self.router is None:
@@ -76,6 +79,9 @@ class ModelState:
 
     def new_prompt(self) -> None:
         self.availability.reset_turn()
+        for model in self.switched_once:
+            self.availability.mark_healthy(model)
+        self.switched_once.clear()
         self.sequence.on_new_prompt()
 
     def choose(self, model: str) -> None:
@@ -164,6 +170,8 @@ class GcliResilience(ModelResilience):
             state.sequence.set(decision.model)
             if state.on_choice_changed is not None:
                 state.on_choice_changed(decision.model)
+        if decision.intent == "retry_once" and not decision.silent:
+            state.switched_once.add(decision.failed_model)
         if decision.retry:
             request.model = decision.model
             if state.on_model_announced is not None:
