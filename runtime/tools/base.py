@@ -89,7 +89,11 @@ class GcliTool(abc.ABC):
         """Title, kind and locations for the editor (no I/O)."""
 
     async def preview(self, args: dict[str, Any], env: ToolEnv) -> tuple[DisplayContent, ...]:
-        """What the user should see before approving (an edit's diff). Default: nothing."""
+        """What the user should see before approving (an edit's diff). Default: nothing.
+
+        Raises `ToolError` when the call cannot succeed as given (an edit whose old
+        text is not in the file): the scheduler then fails the call with that
+        message instead of asking the user to approve it."""
         return ()
 
     @abc.abstractmethod

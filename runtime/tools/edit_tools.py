@@ -250,6 +250,8 @@ class ReplaceTool(GcliTool):
     async def preview(self, args: dict[str, Any], env: ToolEnv) -> tuple[DisplayContent, ...]:
         try:
             edit = await self._edit(args, env)
+        except CodedToolError:
+            raise  # the edit cannot apply (no match, ambiguous, ...): nothing to approve
         except (RuntimeAgentError, OSError) as exc:
             logger.debug("no preview for replace: %s", exc)
             return ()

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from runtime.errors import RuntimeAgentError
+from runtime.errors import RuntimeAgentError, ToolError
 from runtime.protocol import DisplayContent, ToolDisplay
 from runtime.services.truncation import DEFAULT_THRESHOLD, truncate_output
 from runtime.tools.approvals import (
@@ -271,6 +271,9 @@ class Scheduler:
             return await tool.preview(call.args, self._env)
         except asyncio.CancelledError:
             raise
+        except ToolError as exc:  # the call cannot succeed: tell the model, do not ask the user
+            await self._report.fail(call, str(exc))
+            return ()
         except Exception as exc:  # the preview is optional; the call can still be judged without it
             logger.warning("preview of %s failed: %s", call.name, exc)
             return ()

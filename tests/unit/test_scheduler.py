@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import pytest
 
+from runtime.errors import ToolError
 from runtime.host import Host, PermissionOutcome, PermissionRequest
 from runtime.protocol import (
     DisplayContent,
@@ -227,6 +228,25 @@ async def test_paths_outside_the_workspace_are_refused(tmp_path: Path) -> None:
     )
     assert ok == {"output": "done"}  # the project temp dir is allowed
     assert tool.executed == [{"file_path": str(h.temp / "tool-outputs" / "x.txt")}]
+
+
+class DoomedEdit(FakeTool):
+    """An edit whose preview finds it cannot apply."""
+
+    async def preview(self, args: dict[str, Any], env: ToolEnv) -> tuple[DisplayContent, ...]:
+        self.previewed += 1
+        raise ToolError("old_string occurs 2 times")
+
+
+async def test_a_call_whose_preview_says_it_cannot_succeed_fails_without_asking(
+    tmp_path: Path,
+) -> None:
+    tool = DoomedEdit("replace", kind="edit")
+    h = make(tmp_path, tool)
+    result = await h.scheduler.schedule("c1", "replace", {"file_path": "a.txt"})
+    assert result == {"error": "old_string occurs 2 times"}
+    assert h.host.requests == [] and tool.executed == [] and tool.previewed == 1
+    assert h.sink.kinds() == ["requested", "failed"]
 
 
 async def test_a_raising_tool_becomes_an_error_result(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from runtime.protocol import DisplayDiff
 from runtime.tools.edit_tools import ReplaceTool, WriteFileTool
+from runtime.tools.tool_support import CodedToolError
 from tests.unit.test_tools_fakes import RecordingHost, make_env, snapshot
 
 
@@ -134,7 +135,8 @@ async def test_replace_several_needs_allow_multiple(ws: Path) -> None:
     refused = await ReplaceTool().execute(edit("f()", "g()"), env)
     assert refused.is_error and refused.error_type == "edit_ambiguous"
     assert "occurs 3 times" in refused.llm_content and "allow_multiple" in refused.llm_content
-    assert await ReplaceTool().preview(edit("f()", "g()"), env) == ()
+    with pytest.raises(CodedToolError, match="occurs 3 times"):
+        await ReplaceTool().preview(edit("f()", "g()"), env)  # nothing to approve
     done = await ReplaceTool().execute(edit("f()", "g()", allow_multiple=True), env)
     assert "3 replacements" in done.llm_content
     assert (ws / "app.py").read_text().count("g()") == 3
