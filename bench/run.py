@@ -1,0 +1,831 @@
+"""Latency and memory benchmarks of `adk-acp`, each beside the echo floor measured in the same run.
+
+    .venv/bin/python bench/run.py [--runs N] [--json OUT] [--only GROUP,...]
+
+The floor is `bench/echo_agent.py`: a plain-Python NDJSON agent started with the
+same interpreter, so its figures are the cost of a Python process and the protocol
+alone. Every figure is a median of repeated runs; the machine is shared and noisy,
+so read ratios and medians, never single numbers. Groups (`--only`):
+
+- `spawn`   — spawn → `initialize` response, both agents interleaved, `--runs` each;
+- `api`     — fresh processes (`--runs // 2`, at least 2) in API-key mode against the
+  fake Gemini server (`tests/fakes/gemini_server.py`), as a user runs it: after the
+  background warm-up has finished (≥ 3 s and until the process is idle) the first
+  `session/new`, RSS, two short prompts, then prompts cancelled with
+  `session/cancel` while the reply streams (50 ms per chunk) → `cancelled`;
+- `fake`    — as many processes with `--fake-responses`: the first prompt (cold),
+  prompts 200 ms apart (warm), 200-chunk streams, more `session/new`s;
+- `cold`    — `session/new` sent right after `initialize` (info);
+- `oneshot` — an `acpx exec`-like client: `initialize` and `session/new` written
+  together at spawn, the prompt as soon as the session id is known (info), plus an
+  import-time profile of such a start explaining what dominates.
+
+The `adk-acp` runs are hermetic: a temporary HOME and workspace, no credentials
+except the fake server's, `--fake-responses` scripts written here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.client import AgentProcess, Received, Turn  # noqa: E402
+
+ECHO_AGENT = ROOT / "bench" / "echo_agent.py"
+GROUPS = ("spawn", "api", "fake", "cold", "oneshot")
+STREAM_CHUNKS = 200
+WARM_PAUSE_S = 0.2
+SETTLE_MIN_S = 3.0
+SETTLE_MAX_S = 12.0
+# Credentials and settings that must not leak into the benchmark from the caller's env.
+_SCRUB_ENV = (
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_VERTEX_BASE_URL",
+    "GEMINI_MODEL",
+    "ADK_ACP_TRACE_FILE",
+    "ECHO_AGENT_CHUNKS",
+    "PYTHONPROFILEIMPORTTIME",
+)
+
+
+# ---------------------------------------------------------------- agents
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """How to start one agent and drive it in the benchmarks."""
+
+    name: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: str
+    settle: bool  # wait for a background warm-up after `initialize`
+    stream_meta: Mapping[str, Any] | None = None  # `_meta` of the 200-chunk prompt
+    cancel_text: str = "write a long story"  # a prompt that streams until cancelled
+
+    def spawn(self, env: Mapping[str, str] | None = None) -> AgentProcess:
+        """Start the agent (with `env` instead of the spec's own, if given)."""
+        return AgentProcess.spawn(self.argv, env=env or self.env, cwd=self.cwd)
+
+
+@dataclass
+class Sandbox:
+    """A temporary HOME and workspace shared by the runs of one benchmark."""
+
+    root: Path
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {**clean_env(), "HOME": str(self.home), **extra}
+
+    def script(self, name: str, short_turns: int, stream_turns: int) -> Path:
+        """Write a `--fake-responses` file: short replies first, then 200-chunk ones."""
+        path = self.root / name
+        path.write_text(fake_script(short_turns, stream_turns), encoding="utf-8")
+        return path
+
+
+def clean_env() -> dict[str, str]:
+    """This process's environment without credentials, model or trace settings."""
+    return {k: v for k, v in os.environ.items() if k not in _SCRUB_ENV}
+
+
+@contextmanager
+def sandbox() -> Iterator[Sandbox]:
+    with tempfile.TemporaryDirectory(prefix="adk-acp-bench-") as tmp:
+        box = Sandbox(Path(tmp))
+        box.home.mkdir()
+        box.workspace.mkdir()
+        (box.workspace / "README.md").write_text("# bench workspace\n", encoding="utf-8")
+        yield box
+
+
+def adk_acp_command() -> list[str]:
+    """The console script next to this interpreter (`.venv/bin/adk-acp`)."""
+    script = Path(sys.executable).parent / "adk-acp"
+    if not script.exists():
+        raise SystemExit(f"adk-acp console script not found next to {sys.executable}")
+    return [str(script)]
+
+
+def echo_spec(box: Sandbox) -> AgentSpec:
+    """The floor: `bench/echo_agent.py` with this interpreter (200 chunks via `_meta`)."""
+    return AgentSpec(
+        name="echo",
+        argv=(sys.executable, str(ECHO_AGENT)),
+        env=box.env(),
+        cwd=str(box.workspace),
+        settle=False,
+        stream_meta={"echoChunks": STREAM_CHUNKS},
+        cancel_text="/wait",
+    )
+
+
+def adk_spec(
+    box: Sandbox, script: Path | None = None, env: Mapping[str, str] | None = None
+) -> AgentSpec:
+    """`adk-acp` from the console script, with `--fake-responses script` if given."""
+    argv = adk_acp_command() + (["--fake-responses", str(script)] if script else [])
+    return AgentSpec(
+        name="adk-acp",
+        argv=tuple(argv),
+        env=env or box.env(),
+        cwd=str(box.workspace),
+        settle=True,
+    )
+
+
+def _chunk(text: str, finish: bool = False) -> dict[str, Any]:
+    content = {"role": "model", "parts": [{"text": text}]}
+    candidate: dict[str, Any] = {"content": content, "index": 0}
+    if finish:
+        candidate["finishReason"] = "STOP"
+    return {"candidates": [candidate]}
+
+
+def fake_script(short_turns: int, stream_turns: int, spare: int = 4) -> str:
+    """Gemini CLI JSONL: `short_turns` two-chunk replies, then `stream_turns` 200-chunk ones."""
+    short = [_chunk("Hello"), _chunk(" there.", finish=True)]
+    stream = [_chunk(f"w{i} ") for i in range(STREAM_CHUNKS - 1)] + [_chunk("end.", finish=True)]
+    lines = [short] * short_turns + [stream] * stream_turns + [short] * spare
+    return "".join(
+        json.dumps({"method": "generateContentStream", "response": r}) + "\n" for r in lines
+    )
+
+
+def _session_id(received: Received) -> str:
+    return str(received.result["sessionId"])
+
+
+# ---------------------------------------------------------------- figures
+
+
+@dataclass
+class Metric:
+    """One row of the report: samples of adk-acp and of the floor, and the target."""
+
+    key: str
+    label: str
+    unit: str  # "ms" (samples are seconds) or "MB"
+    samples: list[float]
+    baseline: list[float] = field(default_factory=list)
+    target: float | None = None  # seconds / MB, or a ratio when `ratio_target`
+    ratio_target: bool = False
+    note: str = ""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def baseline_median(self) -> float | None:
+        return statistics.median(self.baseline) if self.baseline else None
+
+    @property
+    def ratio(self) -> float | None:
+        base = self.baseline_median
+        return self.median / base if base else None
+
+    @property
+    def verdict(self) -> str:
+        if self.target is None:
+            return "info"
+        value = self.ratio if self.ratio_target else self.median
+        if value is None:
+            return "info"
+        return "meets" if value <= self.target else "misses"
+
+    def scaled(self, value: float) -> float:
+        return value * 1000 if self.unit == "ms" else value
+
+    def as_json(self) -> dict[str, Any]:
+        base = self.baseline_median
+        return {
+            **asdict(self),
+            "median": self.scaled(self.median),
+            "baseline_median": self.scaled(base) if base is not None else None,
+            "ratio": self.ratio,
+            "verdict": self.verdict,
+            "samples": [self.scaled(v) for v in self.samples],
+            "baseline": [self.scaled(v) for v in self.baseline],
+            "target": (
+                self.target
+                if self.ratio_target or self.target is None
+                else self.scaled(self.target)
+            ),
+        }
+
+
+# ---------------------------------------------------------------- 1. spawn → initialize
+
+
+def spawn_to_initialize(spec: AgentSpec) -> float:
+    """Seconds from spawning the agent to reading its `initialize` response."""
+    agent = spec.spawn()
+    try:
+        received = agent.initialize()
+        received.result  # noqa: B018 - raises on an error response
+        return received.t - agent.spawned_at
+    finally:
+        agent.kill()
+
+
+def measure_spawn(adk: AgentSpec, echo: AgentSpec, runs: int) -> Metric:
+    """Metric 1, interleaved: adk-acp and the floor alternate who goes first."""
+    ours: list[float] = []
+    floor: list[float] = []
+    for i in range(runs):
+        pair = [(adk, ours), (echo, floor)]
+        for spec, out in pair if i % 2 == 0 else reversed(pair):
+            out.append(spawn_to_initialize(spec))
+    return Metric(
+        "spawn_initialize",
+        "spawn → initialize response",
+        "ms",
+        ours,
+        floor,
+        target=1.5,
+        ratio_target=True,
+    )
+
+
+# ---------------------------------------------------------------- a warmed-up process
+
+
+def settle(agent: AgentProcess, spec: AgentSpec) -> float:
+    """Wait until the agent's background warm-up is over (≥ 3 s, then until idle)."""
+    if not spec.settle:
+        return 0.0
+    return agent.wait_idle(at_least=SETTLE_MIN_S, at_most=SETTLE_MAX_S)
+
+
+def timed_session_new(agent: AgentProcess, cwd: str) -> tuple[float, str]:
+    """Seconds for one `session/new`, and the new session's id."""
+    t = time.perf_counter()
+    created = agent.new_session(cwd)
+    return created.t - t, _session_id(created)
+
+
+# ---------------------------------------------------------------- 2, 6, 7: API-key mode
+
+
+@dataclass
+class ApiRun:
+    """One fresh process in API-key mode against the fake Gemini server (seconds, MB)."""
+
+    settled_s: float
+    session_new: float
+    rss_mb: float
+    session_new_second: float
+    cold_first_chunk: float
+    warm_first_chunk: float
+    cancels: list[float]
+
+
+def api_run(spec: AgentSpec, cancels: int, server: Any = None, after_chunks: int = 2) -> ApiRun:
+    """Settle, `session/new`, RSS, a 2nd `session/new`, two short prompts (in the first
+    session), then `cancels` cancelled prompts.
+
+    With `server` (a FakeGeminiServer whose default reply streams slowly) two short
+    replies are queued for the two prompts. A cancel goes out a varying 0–40 ms after
+    the turn's `after_chunks`-th chunk (mid-stream, between chunks); for an agent that
+    does not stream (the echo floor's `/wait`), 50–90 ms after the prompt.
+    """
+    if server is not None:
+        from tests.fakes.gemini_server import text_response
+
+        server.add(text_response(["Hello", " there."]), text_response(["Hello", " again."]))
+    with spec.spawn() as agent:
+        agent.initialize().result  # noqa: B018 - raises on an error response
+        settled = settle(agent, spec)
+        session_new, session_id = timed_session_new(agent, spec.cwd)
+        rss = agent.rss_mb()
+        second, _ = timed_session_new(agent, spec.cwd)
+        cold = agent.prompt(session_id, "hello")
+        agent.drain(WARM_PAUSE_S)
+        warm = agent.prompt(session_id, "hello again")
+        latencies: list[float] = []
+        for i in range(cancels):
+            agent.drain(WARM_PAUSE_S)
+            turn = agent.start_prompt(session_id, spec.cancel_text)
+            offset = (i % 5) * 0.010
+            if spec.settle:
+                agent.wait_chunks(turn, after_chunks)
+                agent.drain(offset)
+            else:
+                agent.drain(0.05 + offset)
+            sent = agent.notify("session/cancel", {"sessionId": session_id})
+            agent.finish_turn(turn)
+            if turn.stop_reason != "cancelled":
+                raise RuntimeError(f"{spec.name}: cancel answered {turn.response}")
+            assert turn.end is not None
+            latencies.append(turn.end - sent)
+        agent.close()
+    return ApiRun(
+        settled, session_new, rss, second, cold.to_first_chunk, warm.to_first_chunk, latencies
+    )
+
+
+def measure_api(box: Sandbox, echo: AgentSpec, procs: int, cancels: int) -> list[Metric]:
+    """Metrics 2 (session/new), 7 (RSS) and 6 (cancel) as a user with an API key sees them.
+
+    The agent talks to the fake Gemini server (`GEMINI_API_KEY=x`,
+    `GOOGLE_GEMINI_BASE_URL`), whose default reply is 400 chunks 50 ms apart.
+    """
+    from tests.fakes.gemini_server import FakeGeminiServer, text_response
+
+    slow = text_response([f"word{i} " for i in range(400)]).with_delay(0.05)
+    server = FakeGeminiServer(default=slow)
+    base_url = server.start_in_thread()
+    ours: list[ApiRun] = []
+    floor: list[ApiRun] = []
+    per_proc = max(1, -(-cancels // procs))
+    try:
+        adk = adk_spec(box, env=box.env(GEMINI_API_KEY="x", GOOGLE_GEMINI_BASE_URL=base_url))
+        for _ in range(procs):
+            ours.append(api_run(adk, per_proc, server))
+            floor.append(api_run(echo, per_proc))
+    finally:
+        server.stop()
+    settled = statistics.median(r.settled_s for r in ours)
+    return [
+        Metric("session_new_warm", "session/new, warmed up", "ms",
+               [r.session_new for r in ours], [r.session_new for r in floor], target=0.020,
+               note="API-key mode; after the warm-up settled (median "
+                    f"{settled:.1f} s after initialize)"),
+        Metric("rss_after_session_new", "RSS after session/new", "MB",
+               [r.rss_mb for r in ours], [r.rss_mb for r in floor], target=130.0,
+               note="API-key mode, VmRSS after the first session/new of a warmed-up process"),
+        Metric("session_new_second", "session/new, 2nd in process", "ms",
+               [r.session_new_second for r in ours], [r.session_new_second for r in floor],
+               note="API-key mode"),
+        Metric("first_chunk_cold_http", "prompt → 1st chunk, cold, HTTP", "ms",
+               [r.cold_first_chunk for r in ours], [r.cold_first_chunk for r in floor],
+               note="API-key mode: includes the HTTP round trip to the local fake server"),
+        Metric("first_chunk_warm_http", "prompt → 1st chunk, warm, HTTP", "ms",
+               [r.warm_first_chunk for r in ours], [r.warm_first_chunk for r in floor]),
+        Metric("cancel", "session/cancel → cancelled", "ms",
+               [v for r in ours for v in r.cancels], [v for r in floor for v in r.cancels],
+               target=0.050,
+               note="sent 0–40 ms after the 2nd chunk of a reply streaming 50 ms per chunk"),
+        Metric("warmup_settled", "initialize → warm-up done", "ms",
+               [r.settled_s for r in ours],
+               note=f"waited ≥ {SETTLE_MIN_S:g} s, then until the agent used < 20 ms CPU "
+                    "in 250 ms (also in the --fake-responses runs)"),
+    ]
+
+
+# ---------------------------------------------------------------- 3, 4: --fake-responses
+
+
+@dataclass
+class FakeModelRun:
+    """One fresh, warmed-up process answering from a `--fake-responses` script (seconds)."""
+
+    session_new: float
+    rss_mb: float
+    cold_first_chunk: float
+    warm_first_chunk: list[float]
+    stream_end: list[float]
+    stream_chunks: list[int]
+    session_new_repeat: list[float]
+
+
+def fake_model_run(
+    spec: AgentSpec, warm_prompts: int = 3, streams: int = 3, repeats: int = 3
+) -> FakeModelRun:
+    """Settle, `session/new`, a cold prompt, warm prompts, 200-chunk streams, more sessions."""
+    with spec.spawn() as agent:
+        agent.initialize().result  # noqa: B018
+        settle(agent, spec)
+        session_new, session_id = timed_session_new(agent, spec.cwd)
+        rss = agent.rss_mb()
+        cold = agent.prompt(session_id, "hello")
+        warm: list[Turn] = []
+        for _ in range(warm_prompts):
+            agent.drain(WARM_PAUSE_S)
+            warm.append(agent.prompt(session_id, "hello again"))
+        stream: list[Turn] = []
+        for _ in range(streams):
+            agent.drain(WARM_PAUSE_S)
+            stream.append(agent.prompt(session_id, "stream please", spec.stream_meta))
+        repeat = [timed_session_new(agent, spec.cwd)[0] for _ in range(repeats)]
+        agent.close()
+    return FakeModelRun(
+        session_new=session_new,
+        rss_mb=rss,
+        cold_first_chunk=cold.to_first_chunk,
+        warm_first_chunk=[turn.to_first_chunk for turn in warm],
+        stream_end=[turn.to_end for turn in stream],
+        stream_chunks=[turn.chunks for turn in stream],
+        session_new_repeat=repeat,
+    )
+
+
+def measure_fake_model(
+    adk: AgentSpec, echo: AgentSpec, procs: int, script: Path, **counts: int
+) -> list[Metric]:
+    """Metrics 3 (first chunk, cold and warm) and 4 (200-chunk stream), plus session/new info.
+
+    `script` is the `--fake-responses` file `adk` was given (its size goes into a note).
+    """
+    ours: list[FakeModelRun] = []
+    floor: list[FakeModelRun] = []
+    for _ in range(procs):
+        ours.append(fake_model_run(adk, **counts))
+        floor.append(fake_model_run(echo, **counts))
+    chunks = sorted({c for r in ours for c in r.stream_chunks})
+    return [
+        Metric("first_chunk_cold", "prompt → 1st chunk, cold", "ms",
+               [r.cold_first_chunk for r in ours], [r.cold_first_chunk for r in floor],
+               note="--fake-responses; first prompt of a fresh, warmed-up process"),
+        Metric("first_chunk_warm", "prompt → 1st chunk, warm", "ms",
+               [v for r in ours for v in r.warm_first_chunk],
+               [v for r in floor for v in r.warm_first_chunk], target=0.005,
+               note=f"--fake-responses; later prompts of that session, "
+                    f"{WARM_PAUSE_S * 1000:.0f} ms apart"),
+        Metric("stream_200", f"{STREAM_CHUNKS}-chunk stream → response", "ms",
+               [v for r in ours for v in r.stream_end], [v for r in floor for v in r.stream_end],
+               target=0.060,
+               note=f"--fake-responses, warm session; chunks received per turn: {chunks}"),
+        Metric("session_new_fake", "session/new, --fake-responses", "ms",
+               [r.session_new for r in ours], [r.session_new for r in floor],
+               note="first in a warmed-up process; every session reads and parses the "
+                    f"script ({script.stat().st_size // 1024} KB here), which API-key "
+                    "sessions do not"),
+        Metric("session_new_repeat", "session/new, 2nd+, --fake", "ms",
+               [v for r in ours for v in r.session_new_repeat],
+               [v for r in floor for v in r.session_new_repeat]),
+        Metric("rss_fake", "RSS after session/new, --fake", "MB",
+               [r.rss_mb for r in ours], [r.rss_mb for r in floor]),
+    ]
+
+
+# ---------------------------------------------------------------- session/new right after init
+
+
+def cold_session_new(spec: AgentSpec) -> float:
+    """Seconds from sending `session/new` right after the `initialize` response to its answer."""
+    with spec.spawn() as agent:
+        agent.initialize().result  # noqa: B018
+        t = time.perf_counter()
+        created = agent.new_session(spec.cwd)
+        _session_id(created)
+        agent.close()
+    return created.t - t
+
+
+def measure_cold_session_new(adk: AgentSpec, echo: AgentSpec, procs: int) -> Metric:
+    ours, floor = [], []
+    for _ in range(procs):
+        ours.append(cold_session_new(adk))
+        floor.append(cold_session_new(echo))
+    return Metric(
+        "session_new_cold",
+        "session/new, right after init",
+        "ms",
+        ours,
+        floor,
+        note="handled once the loader thread has imported pygls and acp.schema; then "
+             "create_session imports ADK and genai while the warm-up thread does the same",
+    )
+
+
+# ---------------------------------------------------------------- 5. one-shot client
+
+
+@dataclass
+class OneShot:
+    """Times from spawn (seconds) for a client that does not wait where it need not."""
+
+    initialize: float
+    session_new: float
+    first_chunk: float
+    end: float
+    stderr: str = ""
+
+
+def one_shot(spec: AgentSpec, env: Mapping[str, str] | None = None) -> OneShot:
+    """`initialize` + `session/new` written at spawn; the prompt when the session id arrives.
+
+    The prompt needs the id `session/new` returns, so one round trip is unavoidable.
+    """
+    with spec.spawn(env=env) as agent:
+        init_id, new_id = agent.new_id(), agent.new_id()
+        agent.send_many(
+            [
+                {"id": init_id, "method": "initialize",
+                 "params": {"protocolVersion": 1, "clientCapabilities": {}}},
+                {"id": new_id, "method": "session/new",
+                 "params": {"cwd": spec.cwd, "mcpServers": []}},
+            ]
+        )
+        init = agent.response(init_id)
+        created = agent.response(new_id)
+        turn = agent.prompt(_session_id(created), "hello")
+        agent.close()
+        assert turn.first_chunk is not None and turn.end is not None
+        t0 = agent.spawned_at
+        return OneShot(
+            init.t - t0, created.t - t0, turn.first_chunk - t0, turn.end - t0,
+            stderr=agent.stderr_text(limit=None),
+        )
+
+
+_IMPORT_LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( *)(\S+)")
+
+
+@dataclass(frozen=True)
+class ImportRecord:
+    """One line of `-X importtime` output (times in seconds)."""
+
+    self_s: float
+    cumulative_s: float
+    depth: int
+    name: str
+
+
+def parse_importtime(stderr: str) -> list[ImportRecord]:
+    """The `-X importtime` lines of `stderr`, in order (children before their parent)."""
+    out = []
+    for line in stderr.splitlines():
+        m = _IMPORT_LINE.match(line)
+        if m:
+            depth = (len(m.group(3)) - 1) // 2
+            self_s, cumulative_s = int(m.group(1)) / 1e6, int(m.group(2)) / 1e6
+            out.append(ImportRecord(self_s, cumulative_s, depth, m.group(4)))
+    return out
+
+
+def import_self_times(records: Sequence[ImportRecord]) -> dict[str, float]:
+    """Seconds of import work per package (self times summed; google.* split one level)."""
+    groups: dict[str, float] = defaultdict(float)
+    for rec in records:
+        parts = rec.name.split(".")
+        group = ".".join(parts[:2]) if parts[0] == "google" and len(parts) > 1 else parts[0]
+        groups[group] += rec.self_s
+    return dict(groups)
+
+
+def import_children(records: Sequence[ImportRecord], name: str) -> tuple[float, list[ImportRecord]]:
+    """Cumulative seconds of top-level import `name` and its direct children."""
+    for i, rec in enumerate(records):
+        if rec.name == name and rec.depth == 0:
+            children: list[ImportRecord] = []
+            for child in reversed(records[:i]):
+                if child.depth == 0:
+                    break
+                if child.depth == 1:
+                    children.append(child)
+            return rec.cumulative_s, children
+    return 0.0, []
+
+
+def initialize_path_note() -> str:
+    """What `adk-acp` imports before it can answer `initialize` (from `-X importtime`)."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import acp_server.cli"],
+        capture_output=True, text=True, check=True, cwd=ROOT, env=clean_env(),
+    )
+    records = parse_importtime(proc.stderr)
+    total, children = import_children(records, "acp_server.cli")
+    top = sorted(children, key=lambda r: -r.cumulative_s)[:5]
+    startup = sum(r.cumulative_s for r in records if r.depth == 0 and r.name != "acp_server.cli")
+    return (
+        f"before answering initialize adk-acp imports acp_server.cli: {total * 1000:.0f} ms ("
+        + ", ".join(f"{r.name} {r.cumulative_s * 1000:.0f}" for r in top)
+        + f"), on top of the interpreter's own start-up imports ({startup * 1000:.0f} ms, "
+        "site and encodings, which the floor pays too)"
+    )
+
+
+def import_probe(module_code: str) -> tuple[float, int, float]:
+    """Wall seconds, new modules and VmRSS (MB) after `module_code` in a fresh interpreter."""
+    code = (
+        "import sys, time; n = len(sys.modules); t = time.perf_counter(); "
+        f"{module_code}; d = time.perf_counter() - t; m = len(sys.modules) - n; "
+        "rss = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmRSS:')][0]; "
+        "print(d, m, rss)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True, text=True, check=True, cwd=ROOT, env=clean_env(),
+    ).stdout.split()
+    return float(out[0]), int(out[1]), int(out[2]) / 1024
+
+
+IMPORT_PROBES = {
+    "nothing": "pass",
+    "acp_server.stdio (initialize path)": "import acp_server.stdio",
+    "acp.schema": "import acp.schema",
+    "acp_server.server (acp.schema, pygls, lsprotocol)": "import acp_server.server",
+    "google.genai": "import google.genai",
+    "google.adk.runners": "from google.adk.runners import Runner",
+    "runtime.adk.agent_protocol (engine with ADK)": "import runtime.adk.agent_protocol",
+    "all of them": "import acp_server.server, runtime.adk.agent_protocol, google.genai",
+}
+
+
+def measure_one_shot(
+    adk: AgentSpec, echo: AgentSpec, procs: int, profile: bool = True
+) -> tuple[list[Metric], list[str]]:
+    """Metric 5 and a note on what dominates (timeline, import profile, import probes)."""
+    ours: list[OneShot] = []
+    floor: list[OneShot] = []
+    for _ in range(procs):
+        ours.append(one_shot(adk))
+        floor.append(one_shot(echo))
+
+    def med(runs: list[OneShot], attr: str) -> float:
+        return statistics.median(getattr(r, attr) for r in runs)
+
+    metrics = [
+        Metric("oneshot_first_chunk", "one-shot: spawn → 1st chunk", "ms",
+               [r.first_chunk for r in ours], [r.first_chunk for r in floor]),
+        Metric("oneshot_end", "one-shot: spawn → prompt response", "ms",
+               [r.end for r in ours], [r.end for r in floor]),
+    ]
+    waiting = med(ours, "session_new") / med(ours, "first_chunk")
+    notes = [
+        "one-shot timeline (medians from spawn): initialize {:.0f} ms, session/new {:.0f} ms, "
+        "first chunk {:.0f} ms, response {:.0f} ms".format(
+            *(med(ours, a) * 1000 for a in ("initialize", "session_new", "first_chunk", "end"))
+        )
+        + f"; waiting for session/new is {waiting:.0%} of spawn → first chunk"
+    ]
+    if profile:
+        env = {**adk.env, "PYTHONPROFILEIMPORTTIME": "1"}
+        traced = one_shot(adk, env=env)
+        groups = import_self_times(parse_importtime(traced.stderr))
+        total = sum(groups.values())
+        top = sorted(groups.items(), key=lambda kv: -kv[1])[:6]
+        notes.append(
+            f"imports during one -X importtime one-shot (first chunk at "
+            f"{traced.first_chunk:.2f} s; two threads import at once): "
+            f"{total:.2f} s in all; " + ", ".join(f"{k} {v:.2f} s" for k, v in top)
+        )
+        probes = []
+        for label, code in IMPORT_PROBES.items():
+            seconds, modules, rss = import_probe(code)
+            probes.append(f"{label} {seconds:.2f} s, {modules} modules, RSS {rss:.0f} MB")
+        notes.append("fresh-interpreter imports (time, modules, RSS after): " + "; ".join(probes))
+    return metrics, notes
+
+
+# ---------------------------------------------------------------- report
+
+
+def _fmt(metric: Metric, value: float | None) -> str:
+    if value is None:
+        return "-"
+    v = metric.scaled(value)
+    unit = metric.unit
+    return f"{v:.1f} {unit}" if v < 100 else f"{v:.0f} {unit}"
+
+
+def _target_cell(metric: Metric) -> str:
+    ratio = f"{metric.ratio:.2f}×" if metric.ratio is not None else "-"
+    if metric.target is None:
+        return ratio
+    if metric.ratio_target:
+        return f"{ratio} / ≤ {metric.target:g}×"
+    target = metric.scaled(metric.target)
+    return f"{ratio} / ≤ {target:g} {metric.unit}"
+
+
+def render_table(metrics: Sequence[Metric]) -> str:
+    """The report table: metric | median | baseline | ratio/target | verdict | n."""
+    header = ("metric", "median", "baseline (echo)", "ratio / target", "verdict", "n")
+    rows = [
+        (
+            m.label,
+            _fmt(m, m.median),
+            _fmt(m, m.baseline_median),
+            _target_cell(m),
+            m.verdict,
+            str(len(m.samples)),
+        )
+        for m in metrics
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    def line(cells: Sequence[str]) -> str:
+        return " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return "\n".join([line(header), "-+-".join("-" * w for w in widths), *map(line, rows)])
+
+
+def environment() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "loadavg": os.getloadavg(),
+        "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+def run(runs: int, groups: Sequence[str]) -> tuple[list[Metric], list[str]]:
+    """Run the selected groups; returns the metrics and the notes."""
+    procs = max(2, runs // 2)
+    metrics: list[Metric] = []
+    notes: list[str] = []
+    with sandbox() as box:
+        echo = echo_spec(box)
+        plain = adk_spec(box, box.script("oneshot.jsonl", short_turns=1, stream_turns=0))
+        if "spawn" in groups:
+            metrics.append(measure_spawn(plain, echo, runs))
+            notes.append(initialize_path_note())
+        if "api" in groups:
+            metrics += measure_api(box, echo, procs, cancels=runs)
+        if "fake" in groups:
+            counts = {"warm_prompts": 3, "streams": 3, "repeats": 3}
+            script = box.script("fake.jsonl", 1 + counts["warm_prompts"], counts["streams"])
+            metrics += measure_fake_model(adk_spec(box, script), echo, procs, script, **counts)
+        if "cold" in groups:
+            metrics.append(measure_cold_session_new(plain, echo, procs))
+        if "oneshot" in groups:
+            found, found_notes = measure_one_shot(plain, echo, procs)
+            metrics += found
+            notes += found_notes
+    return metrics, notes
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=10,
+                        help="spawn runs per agent and cancelled prompts (default 10); fresh "
+                             "processes per agent for the other groups: max(2, runs // 2)")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--only", default=",".join(GROUPS),
+                        help=f"comma-separated groups to run (default all: {','.join(GROUPS)})")
+    args = parser.parse_args(argv)
+    groups = [g.strip() for g in args.only.split(",") if g.strip()]
+    unknown = set(groups) - set(GROUPS)
+    if unknown:
+        parser.error(f"unknown groups: {', '.join(sorted(unknown))}")
+
+    env_before = environment()
+    started = time.perf_counter()
+    metrics, notes = run(args.runs, groups)
+    elapsed = time.perf_counter() - started
+    env_before["loadavg_after"] = os.getloadavg()
+
+    out = sys.stdout
+    out.write(
+        f"adk-acp benchmarks — medians; baseline = bench/echo_agent.py, same run "
+        f"(python {env_before['python']}, {env_before['cpus']} cpus, "
+        f"load {env_before['loadavg'][0]:.2f} → {env_before['loadavg_after'][0]:.2f}, "
+        f"{elapsed:.0f} s)\n\n"
+    )
+    out.write(render_table(metrics) + "\n\n")
+    for m in metrics:
+        if m.note:
+            out.write(f"- {m.label}: {m.note}\n")
+    for note in notes:
+        out.write(f"- {note}\n")
+    misses = [m.label for m in metrics if m.verdict == "misses"]
+    out.write(f"\nmisses target: {', '.join(misses) if misses else 'none'}\n")
+    if args.json:
+        report = {
+            "environment": env_before,
+            "elapsed_s": elapsed,
+            "runs": args.runs,
+            "metrics": [m.as_json() for m in metrics],
+            "notes": notes,
+        }
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

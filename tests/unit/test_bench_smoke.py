@@ -1,0 +1,93 @@
+"""Smoke test of the benchmark code (`bench/run.py`, `bench/client.py`): it still runs.
+
+The cheapest measurements once each, with tiny counts: spawn → initialize of both
+agents, and one short `--fake-responses` prompt in a fresh adk-acp process without
+waiting for the warm-up. No timing assertions (the machine is shared and noisy):
+only that the figures are positive numbers and the agents exit cleanly.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import pytest
+
+from bench import run as bench
+from bench.client import AgentProcess
+
+
+def _is_figure(value: object) -> bool:
+    return isinstance(value, float) and math.isfinite(value) and value > 0
+
+
+@pytest.fixture
+def box():
+    with bench.sandbox() as sandbox:
+        yield sandbox
+
+
+def test_spawn_to_initialize_gives_a_figure_for_both_agents(box: bench.Sandbox) -> None:
+    script = box.script("smoke.jsonl", short_turns=1, stream_turns=0)
+    metric = bench.measure_spawn(bench.adk_spec(box, script), bench.echo_spec(box), runs=1)
+    assert len(metric.samples) == len(metric.baseline) == 1
+    assert _is_figure(metric.median) and _is_figure(metric.ratio)
+    assert metric.verdict in {"meets", "misses"}
+    assert "spawn → initialize" in bench.render_table([metric])
+
+
+def test_one_prompt_through_the_bench_client(box: bench.Sandbox) -> None:
+    script = box.script("smoke.jsonl", short_turns=1, stream_turns=1)
+    spec = bench.adk_spec(box, script)
+    with spec.spawn() as agent:
+        agent.initialize().result  # noqa: B018 - raises on an error response
+        session_new, session_id = bench.timed_session_new(agent, spec.cwd)
+        turn = agent.prompt(session_id, "hello")
+        stream = agent.prompt(session_id, "stream please")
+        rss = agent.rss_mb()
+        code = agent.close()
+    assert code == 0
+    assert _is_figure(session_new) and _is_figure(rss)
+    assert turn.stop_reason == "end_turn" and turn.chunks >= 1
+    assert _is_figure(turn.to_first_chunk) and _is_figure(turn.to_end)
+    assert stream.chunks == bench.STREAM_CHUNKS and _is_figure(stream.to_end)
+
+
+def test_echo_floor_run_covers_every_fake_model_figure(box: bench.Sandbox) -> None:
+    run = bench.fake_model_run(bench.echo_spec(box), warm_prompts=1, streams=1, repeats=1)
+    figures = [run.session_new, run.rss_mb, run.cold_first_chunk, *run.warm_first_chunk,
+               *run.stream_end, *run.session_new_repeat]
+    assert all(_is_figure(v) for v in figures)
+    assert run.stream_chunks == [bench.STREAM_CHUNKS]
+
+
+def test_echo_floor_cancel_and_one_shot(box: bench.Sandbox) -> None:
+    echo = bench.echo_spec(box)
+    api = bench.api_run(echo, cancels=1)
+    assert all(_is_figure(v) for v in (api.session_new, api.warm_first_chunk, *api.cancels))
+    shot = bench.one_shot(echo)
+    assert 0 < shot.initialize <= shot.session_new <= shot.first_chunk <= shot.end
+
+
+def test_importtime_parsing() -> None:
+    stderr = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       100 |        100 |     json.decoder\n"
+        "import time:       200 |        300 |   json\n"
+        "import time:        50 |        350 | google.adk.runners\n"
+    )
+    records = bench.parse_importtime(stderr)
+    assert [(r.name, r.depth) for r in records] == [
+        ("json.decoder", 2), ("json", 1), ("google.adk.runners", 0)
+    ]
+    total, children = bench.import_children(records, "google.adk.runners")
+    assert total == pytest.approx(350e-6) and [c.name for c in children] == ["json"]
+    assert bench.import_self_times(records) == pytest.approx({"json": 300e-6, "google.adk": 50e-6})
+
+
+def test_client_kill_reaps_the_process() -> None:
+    agent = AgentProcess.spawn([sys.executable, "-c", "import time; time.sleep(30)"])
+    started = time.perf_counter()
+    agent.kill()
+    assert agent.proc.returncode is not None and time.perf_counter() - started < 5
