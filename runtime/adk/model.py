@@ -29,6 +29,22 @@ logger = logging.getLogger(__name__)
 # A model call attempt: (model id) -> async iterator of LlmResponses.
 Attempt = Callable[[str], AsyncGenerator[LlmResponse, None]]
 
+NOTICE_KEY = "gcli_notice"
+"""`custom_metadata` key of a response that carries only a notice for the user."""
+
+
+def notice_response(text: str) -> LlmResponse:
+    """A partial response without model output that tells the user `text` (a retry...).
+
+    It passes through ADK in order with the model's own chunks, is never saved
+    in the session (partial), and the translator turns it into a `notice` event.
+    """
+    return LlmResponse(
+        content=types.Content(role="model", parts=[]),
+        partial=True,
+        custom_metadata={NOTICE_KEY: text},
+    )
+
 
 class ModelResilience:
     """Runs attempts with retry and fallback. The default makes one attempt.

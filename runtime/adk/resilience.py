@@ -11,7 +11,9 @@ a fallback never dispatches with the old model's settings. Nothing is thrown to
 the ADK Runner for retry.
 
 A stream that fails after it started is retried too (up to 4 attempts, 1 s ×
-2^n apart); the user is told, since its first part was already shown.
+2^n apart); the user is told, since its first part was already shown. The
+notice travels in the response stream (`notice_response`), so it reaches the
+editor after that part, not before it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from dataclasses import dataclass, field
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 
-from runtime.adk.model import Attempt, ModelResilience
+from runtime.adk.model import Attempt, ModelResilience, notice_response
+from runtime.errors import ModelError
 from runtime.host import FallbackChoice, FallbackIntent
 from runtime.models.availability import ModelAvailabilityService
 from runtime.models.fallback import FallbackDecision, persistent_quota_handler
@@ -116,12 +119,23 @@ class GcliResilience(ModelResilience):
                 self.state.availability.mark_healthy(request.model or "")
                 return
             except Exception as exc:  # noqa: BLE001 - decide below whether to retry
-                if not (yielded and is_retryable_error(exc)) or retries_mid_stream + 1 >= MID_STREAM_RETRY.max_attempts:
+                if not (yielded and is_retryable_error(exc)):
                     raise
+                if retries_mid_stream + 1 >= MID_STREAM_RETRY.max_attempts:
+                    model = request.model or self.state.default_model
+                    raise ModelError(
+                        f"The answer of {model} broke off {MID_STREAM_RETRY.max_attempts} times "
+                        f"in a row ({exc}); gave up. Please try again.",
+                        status="UNAVAILABLE",
+                        code="STREAM_INTERRUPTED",
+                        model=model,
+                    ) from exc
                 delay = MID_STREAM_RETRY.delay_ms(retries_mid_stream)
                 retries_mid_stream += 1
                 logger.warning("the model stream broke (%s); retrying in %d ms", exc, delay)
-                self._notice(f"\n\n_(The model's answer was interrupted: {exc}. Retrying…)_\n\n")
+                # in the stream, so the user sees it after the part that was shown
+                text = f"The model's answer was interrupted: {exc}. Retrying…"
+                yield notice_response(f"\n\n_({text})_\n\n")
                 await self._sleep(delay / 1000)
             finally:
                 await agen.aclose()

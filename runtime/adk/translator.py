@@ -16,10 +16,12 @@ from collections.abc import Callable
 from google.adk.events.event import Event
 from google.genai import types
 
+from runtime.adk.model import NOTICE_KEY
 from runtime.protocol import (
     AgentEndReason,
     AgentEvent,
     ContentPart,
+    CustomEvent,
     ErrorEvent,
     MessageEvent,
     TextPart,
@@ -91,6 +93,9 @@ class AdkEventTranslator:
         if event.model_version:
             self.last_model = event.model_version
         if event.partial:
+            notice = (event.custom_metadata or {}).get(NOTICE_KEY)
+            if notice:
+                out.append(CustomEvent(**self._base(), kind="notice", data={"text": str(notice)}))
             parts = self._message_parts(event.content)
             if parts:
                 self._saw_delta = True
