@@ -79,6 +79,9 @@ class AgentSession:
         from runtime.adk.processors import gcli_processors
         from runtime.adk.resilience import GcliResilience, ModelState
         from runtime.adk.session_service import GcliSessionService
+        from runtime.models.availability import ModelAvailabilityService
+        from runtime.models.classifier import ClassifierStrategy
+        from runtime.models.routing import ModelRouterService
         from runtime.prompt import build_system_prompt
         from runtime.services.masking import ToolOutputMaskingService
 
@@ -89,8 +92,14 @@ class AgentSession:
         self.roots = (spec.config.workspace, *spec.additional_roots)
         self.generator = generator
         self.mode = spec.config.approval_mode if spec.config.approval_mode in _MODES else "default"
+        availability = ModelAvailabilityService()
         self.models = ModelState(
             choice=spec.config.model,
+            availability=availability,
+            # `auto` is routed by the classifier (flash-lite through the same generator)
+            router=ModelRouterService.standard(
+                availability=availability, classifier=ClassifierStrategy(generator)
+            ),
             mode=lambda: self.mode,
             ask=spec.host.choose_fallback,
             notice=lambda text: self.protocol.notice(text),
