@@ -42,6 +42,8 @@ REFUSAL_REASONS = {
     "IMAGE_OTHER",
 }
 
+INVOCATION_ABORTED = "INVOCATION_ABORTED"
+
 HTTP_TO_STATUS = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
@@ -87,7 +89,9 @@ class AdkEventTranslator:
         return {"id": self._next_id(), "stream_id": self._stream_id}
 
     def translate(self, event: Event) -> list[AgentEvent]:
-        if event.author == "user":
+        if event.author == "user" or event.error_code == INVOCATION_ABORTED:
+            # ADK seals a run we aborted (cancel, limit, loop) with these; the
+            # protocol itself reports why the stream stopped.
             return []
         out: list[AgentEvent] = []
         if event.model_version:
