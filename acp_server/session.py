@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from acp_server.errors import MODEL_ERROR, AcpError
@@ -71,13 +72,19 @@ class AcpSession:
 
     # ------------------------------------------------------------ prompt / cancel
 
-    async def prompt(self, parts: tuple[Any, ...]) -> dict[str, Any]:
+    async def prompt(self, make_parts: Callable[[], Awaitable[tuple[Any, ...]]]) -> dict[str, Any]:
+        """Run one turn. `make_parts` converts the prompt (it may read @-mentioned files
+        through the editor); it runs inside the turn, so a cancel that arrives meanwhile
+        still ends the turn as `cancelled`."""
         if self._prompting:
             raise AcpError(-32004, "A prompt is already running in this session; cancel it first.")
         self._prompting = True
         self._cancel_requested = False
         self._last_fatal = None
         try:
+            parts = await make_parts()
+            if self._cancel_requested:
+                return {"stopReason": "cancelled"}
             end = await self._run_turn(parts)
         finally:
             self._prompting = False

@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 def register(server: AcpServer) -> None:
     async def prompt(params: schema.PromptRequest) -> dict[str, Any]:
         session = server.session(params.session_id)
-        parts = await prompt_to_parts(list(params.prompt), session.runtime.roots, session.host)
-        return await session.prompt(parts)
+        blocks = list(params.prompt)
+        runtime, host = session.runtime, session.host
+        return await session.prompt(lambda: prompt_to_parts(blocks, runtime.roots, host))
 
     async def cancel(params: Any) -> None:
         session_id = params.get("sessionId") if isinstance(params, dict) else None
