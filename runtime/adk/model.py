@@ -22,6 +22,7 @@ from google.adk.utils.streaming_utils import StreamingResponseAggregator
 from google.genai import types
 from pydantic import ConfigDict, Field
 
+from runtime.adk.coalesce import coalesced
 from runtime.models.content_generator import ContentGenerator
 
 logger = logging.getLogger(__name__)
@@ -106,9 +107,8 @@ class GcliAgentModel(BaseLlm):
             return
         aggregator = StreamingResponseAggregator()
         last_usage: types.GenerateContentResponseUsageMetadata | None = None
-        async for chunk in generator.generate_content_stream(
-            model=model, contents=llm_request.contents, config=config
-        ):
+        stream = generator.generate_content_stream(model=model, contents=llm_request.contents, config=config)
+        async for chunk in coalesced(stream):
             if chunk.usage_metadata:
                 last_usage = chunk.usage_metadata
             if chunk.candidates and len(chunk.candidates) > 1:

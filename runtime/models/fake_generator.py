@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from google.genai import types
 
 logger = logging.getLogger(__name__)
+
+BURST_S = 0.001
 
 
 class FakeResponsesExhausted(RuntimeError):
@@ -98,9 +101,17 @@ class FakeContentGenerator(ContentGenerator):
 
         response = self._take(model, contents)["response"]
         chunks = response if isinstance(response, list) else [response]
-        for chunk in chunks:
+        last_yield = time.perf_counter()
+        for index, chunk in enumerate(chunks):
+            # Chunks of one script line "arrive together", as a burst read from a
+            # socket does: the loop gets control after the first chunk and then
+            # about every millisecond, so the first chunk goes out at once and the
+            # rest may be passed on in batches.
             if self._chunk_delay_s:
                 await asyncio.sleep(self._chunk_delay_s)
+            elif index == 1 or time.perf_counter() - last_yield > BURST_S:
+                await asyncio.sleep(0)
+                last_yield = time.perf_counter()
             yield gtypes.GenerateContentResponse.model_validate(chunk)
 
 
