@@ -51,7 +51,8 @@ def test_one_prompt_through_the_bench_client(box: bench.Sandbox) -> None:
     assert _is_figure(session_new) and _is_figure(rss)
     assert turn.stop_reason == "end_turn" and turn.chunks >= 1
     assert _is_figure(turn.to_first_chunk) and _is_figure(turn.to_end)
-    assert stream.chunks == bench.STREAM_CHUNKS and _is_figure(stream.to_end)
+    # Chunks that arrive together may be sent together: 1..200 notifications.
+    assert 1 <= stream.chunks <= bench.STREAM_CHUNKS and _is_figure(stream.to_end)
 
 
 def test_echo_floor_run_covers_every_fake_model_figure(box: bench.Sandbox) -> None:
