@@ -15,24 +15,26 @@ stderr so a stray print cannot corrupt the stream.
 
 from __future__ import annotations
 
-import argparse
-import logging
 import os
 import sys
 import threading
-from pathlib import Path
-from typing import Any
 
 from acp_server import __version__
 from acp_server.stdio import Output, StdinReader, Trace, answer_initialize
 
-logger = logging.getLogger("acp_server")
+TYPE_CHECKING = False  # argparse, logging and typing load after the first answer
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
 
 TRACE_ENV = "ADK_ACP_TRACE_FILE"
 EXIT_GRACE_S = 0.8
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+    from pathlib import Path
+
     parser = argparse.ArgumentParser(
         prog="adk-acp",
         description="A coding agent for editors: speaks the Agent Client Protocol (ACP) on stdio "
@@ -60,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _setup_logging(args: argparse.Namespace) -> None:
+    import logging
+
     handler: logging.Handler
     if args.log_file:
         args.log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -86,13 +90,15 @@ def _load_server_modules() -> None:
     import acp_server.server  # noqa: F401 - pygls, acp.schema, handlers
 
 
-def _warm_up() -> None:
+def _warm_up(flags: Any) -> None:
     try:
         from runtime.warmup import warm_up
 
-        warm_up()
+        warm_up(dict(os.environ), flags.fake_responses, flags.record_responses)
     except Exception:  # noqa: BLE001 - warm-up is an optimisation; a failure must not stop the agent
-        logger.exception("background warm-up failed")
+        import logging
+
+        logging.getLogger("acp_server").exception("background warm-up failed")
 
 
 def _flags(args: argparse.Namespace) -> Any:
@@ -109,20 +115,18 @@ def _flags(args: argparse.Namespace) -> Any:
     )
 
 
+_EXITING_FLAGS = ("-h", "--help", "--version")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    _setup_logging(args)
-    trace_path = args.trace_file or os.environ.get(TRACE_ENV)
-    trace = Trace(str(trace_path)) if trace_path else None
-    output = Output(sys.stdout.buffer, trace)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if any(flag in argv for flag in _EXITING_FLAGS):
+        build_parser().parse_args(argv)  # prints and exits
+    output = Output(sys.stdout.buffer)
     stdin = sys.stdin.buffer
     sys.stdout = sys.stderr  # stdout carries ACP only; stray prints go to stderr
 
-    if args.fake_responses and not args.fake_responses.is_file():
-        logger.error("--fake-responses file not found: %s", args.fake_responses)
-        return 2
-
-    reader = StdinReader(stdin, trace)
+    reader = StdinReader(stdin)
     reader.start()
     loader = threading.Thread(target=_load_server_modules, name="acp-load", daemon=True)
     loader.start()
@@ -133,18 +137,31 @@ def main(argv: list[str] | None = None) -> int:
         handled, init_params = answer_initialize(first, output)
         if handled:
             reader.drop_first()
-    threading.Thread(target=_warm_up, name="adk-warmup", daemon=True).start()
+
+    args = build_parser().parse_args(argv)
+    _setup_logging(args)
+    trace_path = args.trace_file or os.environ.get(TRACE_ENV)
+    trace = Trace(str(trace_path)) if trace_path else None
+    if trace is not None:
+        reader.attach_trace(trace)
+        output.attach_trace(trace)
+    import logging
+
+    if args.fake_responses and not args.fake_responses.is_file():
+        logging.getLogger("acp_server").error("--fake-responses file not found: %s", args.fake_responses)
+        return 2
+    flags = _flags(args)
+    threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
     loader.join()
 
     from acp_server.serve import serve
 
-    code = serve(reader, output, init_params, _flags(args))
+    code = serve(reader, output, init_params, flags)
     for handler in logging.getLogger().handlers:
         handler.flush()
     if trace is not None:
         trace.close()
     os._exit(code)
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,28 +11,42 @@ binary stream has no limit.
 from __future__ import annotations
 
 import json
-import re
 import threading
-import time
-from collections.abc import Callable
-from typing import IO, Any
 
 from acp_server.handlers.initialize import InitializeParamsError, initialize_result
 
-_SECRET_KEY = re.compile(r"(api[-_]?key|token|secret|password|authorization|credential)", re.I)
-_GOOGLE_KEY = re.compile(r"AIza[0-9A-Za-z_\-]{20,}")
+TYPE_CHECKING = False  # no `typing` import before the first answer (start-up time)
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable
+    from typing import IO, Any
+
+_patterns: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+
+
+def _secret_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    global _patterns
+    if _patterns is None:
+        import re
+
+        _patterns = (
+            re.compile(r"(api[-_]?key|token|secret|password|authorization|credential)", re.I),
+            re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
+        )
+    return _patterns
 
 
 def redact(value: Any) -> Any:
     """Copy of a JSON value with secrets replaced by '***'."""
+    secret_key, google_key = _secret_patterns()
     if isinstance(value, dict):
         return {
-            k: ("***" if _SECRET_KEY.search(k) and isinstance(v, str) else redact(v)) for k, v in value.items()
+            k: ("***" if secret_key.search(k) and isinstance(v, str) else redact(v)) for k, v in value.items()
         }
     if isinstance(value, list):
         return [redact(v) for v in value]
     if isinstance(value, str):
-        return _GOOGLE_KEY.sub("***", value)
+        return google_key.sub("***", value)
     return value
 
 
@@ -46,7 +60,7 @@ class Trace:
     def record(self, direction: str, raw: bytes) -> None:
         try:
             msg: Any = redact(json.loads(raw))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             msg = _GOOGLE_KEY.sub("***", raw.decode("utf-8", "replace"))
         line = json.dumps({"ts": time.time(), "dir": direction, "msg": msg}) + "\n"
         with self._lock:
@@ -64,13 +78,24 @@ class Output:
     def __init__(self, stream: IO[bytes], trace: Trace | None = None) -> None:
         self._stream = stream
         self._trace = trace
+        self._early: list[bytes] | None = [] if trace is None else None
         self._lock = threading.Lock()
         self.closed = False
 
-    def write(self, data: bytes) -> None:
-        if self._trace is not None:
-            self._trace.record("out", data)
+    def attach_trace(self, trace: Trace) -> None:
+        """Start tracing; what was written before (the initialize answer) is traced first."""
         with self._lock:
+            for data in self._early or ():
+                trace.record("out", data)
+            self._early = None
+            self._trace = trace
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            if self._trace is not None:
+                self._trace.record("out", data)
+            elif self._early is not None and len(self._early) < 8:
+                self._early.append(data)
             if self.closed:
                 return
             try:
@@ -87,9 +112,6 @@ class Output:
         return None
 
 
-LineCallback = Callable[[bytes | None], None]
-
-
 class StdinReader:
     """Reads lines on a daemon thread. Lines wait in a buffer until `attach` is called.
 
@@ -100,6 +122,7 @@ class StdinReader:
     def __init__(self, stream: IO[bytes], trace: Trace | None = None) -> None:
         self._stream = stream
         self._trace = trace
+        self._early: list[bytes] | None = [] if trace is None else None
         self._lock = threading.Condition()
         self._pending: list[bytes | None] = []
         self._deliver: Callable[[bytes | None], None] | None = None
@@ -119,9 +142,12 @@ class StdinReader:
                 item = item.rstrip(b"\r\n")
                 if not item.strip():
                     continue
-                if self._trace is not None:
-                    self._trace.record("in", item)
             with self._lock:
+                if item is not None:
+                    if self._trace is not None:
+                        self._trace.record("in", item)
+                    elif self._early is not None and len(self._early) < 8:
+                        self._early.append(item)
                 if self._deliver is not None:
                     self._deliver(item)
                 else:
@@ -129,6 +155,14 @@ class StdinReader:
                     self._lock.notify_all()
             if item is None:
                 return
+
+    def attach_trace(self, trace: Trace) -> None:
+        """Start tracing; lines read before (the initialize request) are traced first."""
+        with self._lock:
+            for item in self._early or ():
+                trace.record("in", item)
+            self._early = None
+            self._trace = trace
 
     def first(self) -> bytes | None:
         """Block until the first line (or EOF) arrives; it stays buffered."""
@@ -141,7 +175,7 @@ class StdinReader:
         with self._lock:
             self._pending.pop(0)
 
-    def attach(self, loop: Any, callback: LineCallback) -> None:
+    def attach(self, loop: Any, callback: Callable[[bytes | None], None]) -> None:
         def deliver(item: bytes | None) -> None:
             loop.call_soon_threadsafe(callback, item)
 
@@ -163,7 +197,7 @@ def answer_initialize(line: bytes, output: Output) -> tuple[bool, dict[str, Any]
     """
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False, None
     if not isinstance(message, dict) or message.get("method") != "initialize" or "id" not in message:
         return False, None

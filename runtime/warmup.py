@@ -42,9 +42,29 @@ async def _one_turn() -> None:
         await session.close()
 
 
-def warm_up() -> None:
+def _prepare_generator(env: dict[str, str], fake_responses: Path | None, record_responses: Path | None) -> None:
+    """Build the process's ContentGenerator now (a genai client loads CA bundles: ~0.1 s)."""
+    from runtime.config import resolve_auth
+    from runtime.errors import AuthRequiredError, ConfigError
+    from runtime.session import content_generator_for
+
+    try:
+        auth = resolve_auth(env, fake_responses=fake_responses)
+        content_generator_for(auth, record_responses)
+    except (AuthRequiredError, ConfigError) as exc:
+        logger.debug("no generator prepared: %s", exc)
+
+
+def warm_up(
+    env: dict[str, str] | None = None,
+    fake_responses: Path | None = None,
+    record_responses: Path | None = None,
+) -> None:
+    """Imports, one scripted turn, then the generator for the environment's credentials."""
     import google.genai  # noqa: F401
     from google.adk.runners import Runner  # noqa: F401
 
     asyncio.run(_one_turn())
+    if env is not None:
+        _prepare_generator(env, fake_responses, record_responses)
     logger.debug("warm-up done")

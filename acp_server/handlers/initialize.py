@@ -7,9 +7,11 @@ answer at once. What it advertises is only what works.
 
 from __future__ import annotations
 
-from typing import Any
-
 from acp_server import __version__
+
+TYPE_CHECKING = False  # no `typing` import on the start-up path
+if TYPE_CHECKING:
+    from typing import Any
 
 PROTOCOL_VERSION = 1
 
