@@ -61,7 +61,9 @@ class Trace:
         try:
             msg: Any = redact(json.loads(raw))
         except (ValueError, UnicodeDecodeError, RecursionError):
-            msg = _GOOGLE_KEY.sub("***", raw.decode("utf-8", "replace"))
+            msg = _secret_patterns()[1].sub("***", raw.decode("utf-8", "replace"))
+        import time
+
         line = json.dumps({"ts": time.time(), "dir": direction, "msg": msg}) + "\n"
         with self._lock:
             self._file.write(line)
