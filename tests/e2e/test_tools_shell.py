@@ -1,0 +1,131 @@
+"""Issue #3 end to end: `run_shell_command` through the real agent process.
+
+With a client that offers terminals the command runs in an editor terminal
+(terminal/create, the terminal embedded in the tool call, output read, released);
+without, it runs as a local process group whose output streams into the tool
+call. A cancel while a long command runs ends the turn as cancelled at once and
+leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.tools_harness import (
+    CAPS,
+    MakeAgent,
+    function_responses,
+    group_members,
+    response_text,
+    start_agent,
+    uses_editor,
+    wait_until,
+)
+from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
+
+pytestmark = pytest.mark.e2e
+
+
+def content_texts(update: dict) -> list[str]:
+    return [
+        c["content"]["text"]
+        for c in update.get("content") or []
+        if c.get("type") == "content" and c["content"].get("type") == "text"
+    ]
+
+
+@pytest.mark.parametrize("caps", CAPS)
+async def test_a_command_runs_in_the_editor_terminal_or_locally(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, caps: dict
+) -> None:
+    command = "printf 'one\\n'; sleep 0.8; printf 'two\\n'"
+    fake_gemini.add(
+        function_call_response("run_shell_command", {"command": command}),
+        text_response("It printed two lines."),
+    )
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, caps)
+
+    assert await agent.prompt("run it") == {"stopReason": "end_turn"}
+
+    (request,) = agent.client.permission_requests
+    assert request.tool_call["kind"] == "execute"
+    assert request.tool_call["title"] == f"Run `{command}`"
+    (call,) = agent.tool_calls()
+    updates = agent.tool_updates(call["toolCallId"])
+    assert updates[-1]["status"] == "completed"
+    (response,) = function_responses(fake_gemini.generate_requests[1])
+    output = response_text(response)
+    assert f"Command: {command}" in output and "Output: one\ntwo" in output
+
+    if uses_editor(caps):
+        methods = [method for method, _ in agent.client.terminals.calls]
+        assert methods[0] == "create" and methods[-1] == "release"
+        assert "output" in methods and "kill" not in methods
+        create = agent.client.terminals.calls[0][1]
+        assert create["args"][-1] == command and create["cwd"] == str(agent.workspace)
+        (terminal,) = agent.client.terminals.created
+        assert terminal.released
+        embedded = {"type": "terminal", "terminalId": terminal.id}
+        assert any(embedded in (u.get("content") or []) for u in updates[1:-1])
+        assert embedded in updates[-1]["content"]
+    else:
+        assert agent.client.terminals.calls == []
+        streamed = [t for u in updates[1:-1] for t in content_texts(u)]
+        # output arrives while the command still runs, then complete at the end
+        assert "one\n" in streamed
+        assert content_texts(updates[-1]) == ["one\ntwo\n"]
+
+
+@pytest.mark.parametrize("caps", CAPS)
+async def test_cancel_stops_a_long_command_and_leaves_no_process(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, caps: dict
+) -> None:
+    command = "sleep 29 & echo $$ > pid.txt; echo started-marker; sleep 30"
+    fake_gemini.add(
+        function_call_response("run_shell_command", {"command": command}),
+        text_response("never sent"),
+    )
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, caps)
+    pid_file = agent.workspace / "pid.txt"
+    pending = agent.client.start_prompt(agent.session_id, "run something long")
+
+    if uses_editor(caps):
+        await wait_until(
+            lambda: (
+                bool(agent.client.terminals.created)
+                and "started-marker" in agent.client.terminals.created[0].text()
+            ),
+            20,
+            "the command's marker in the editor terminal",
+        )
+        pgid = agent.client.terminals.created[0].process.pid
+    else:
+        await agent.client.wait_for_update(
+            lambda u: any("started-marker" in t for t in content_texts(u)),
+            session_id=agent.session_id,
+            timeout=20,
+        )
+        pgid = int(pid_file.read_text())
+    assert group_members(pgid)  # the command runs
+
+    started = time.monotonic()
+    await agent.client.cancel(agent.session_id)
+    assert await pending.result(10) == {"stopReason": "cancelled"}
+    assert time.monotonic() - started < 5
+
+    if uses_editor(caps):
+        methods = [method for method, _ in agent.client.terminals.calls]
+        assert "kill" in methods and methods[-1] == "release"
+        await wait_until(lambda: not group_members(pgid), 5, "the editor terminal's processes end")
+    else:
+        assert group_members(pgid) == []
+    (call,) = agent.tool_calls()
+    assert agent.final(call["toolCallId"])["status"] == "failed"
+    assert len(fake_gemini.generate_requests) == 1
+
+    # the session goes on
+    fake_gemini.add(text_response("ready"))
+    assert await agent.prompt("next") == {"stopReason": "end_turn"}
