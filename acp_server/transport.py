@@ -112,7 +112,7 @@ class JsonRpcEngine:
     def feed(self, line: bytes) -> None:
         try:
             data = json.loads(line)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # too deep is malformed too
             self._reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
             return
         if not isinstance(data, dict):
