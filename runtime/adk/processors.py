@@ -2,8 +2,9 @@
 
 `ToolOutputMaskingProcessor` runs first: it masks old, bulky tool outputs in the
 request and writes the same masks back to the live session events, matched by
-function-call id (never by position: ADK filters and copies contents while
-building the request), so they persist and masking stays idempotent.
+function-call id, or by name and response in history order when ADK stripped its
+own ids (never by index: ADK filters and copies contents while building the
+request), so they persist and masking stays idempotent.
 
 `GcliRoutingProcessor` runs next: it routes the request (sequence-sticky model,
 router strategies, availability) and rewrites `llm_request.model` before ADK adds
@@ -13,13 +14,14 @@ the tool declarations and before `GcliAgentModel` is called.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events.event import Event
 from google.adk.flows.llm_flows._base_llm_processor import BaseLlmRequestProcessor
 from google.adk.models.llm_request import LlmRequest
+from google.genai import types
 
 from runtime.adk.resilience import ModelState
 from runtime.models.routing import RoutingContext, apply_model_selection, route_with_sequence
@@ -28,21 +30,44 @@ from runtime.services.masking import MaskResult, ToolOutputMaskingService
 logger = logging.getLogger(__name__)
 
 
-def write_back_masks(events: list[Event], result: MaskResult) -> int:
-    """Apply masked responses to the live events by function-call id. Returns how many."""
-    wanted = {m.function_call_id: m for m in result.masked if m.function_call_id}
-    by_name = {m.name: m for m in result.masked if not m.function_call_id}
+def _same_response(live: types.FunctionResponse, sent: types.FunctionResponse) -> bool:
+    if sent.id:
+        return live.id == sent.id
+    return live.name == sent.name and live.response == sent.response
+
+
+def write_back_masks(
+    events: list[Event], result: MaskResult, request_contents: Sequence[types.Content]
+) -> int:
+    """Apply the masks of `result` to the live events. Returns how many were applied.
+
+    `request_contents` is the history `result` was computed from. ADK built it from
+    the live events in order, but filtered some out and stripped its own (`adk-`)
+    call ids, so each function response of the request is paired with the next
+    live one that has the same id, or (no id) the same name and response.
+    """
+    masked = {(m.content_index, m.part_index): m for m in result.masked}
+    live = [
+        part.function_response
+        for event in events
+        if event.content is not None
+        for part in event.content.parts or ()
+        if part.function_response is not None
+    ]
     applied = 0
-    for event in events:
-        if event.content is None or not event.content.parts:
-            continue
-        for part in event.content.parts:
-            response = part.function_response
-            if response is None:
+    start = 0
+    for ci, content in enumerate(request_contents):
+        for pi, part in enumerate(content.parts or ()):
+            sent = part.function_response
+            if sent is None:
                 continue
-            masked = wanted.get(response.id or "") or (by_name.get(response.name or "") if not response.id else None)
-            if masked is not None and response.response != masked.new_response:
-                response.response = dict(masked.new_response)
+            k = next((i for i in range(start, len(live)) if _same_response(live[i], sent)), None)
+            if k is None:
+                continue
+            start = k + 1
+            mask = masked.get((ci, pi))
+            if mask is not None and live[k].response != mask.new_response:
+                live[k].response = dict(mask.new_response)
                 applied += 1
     return applied
 
@@ -58,10 +83,11 @@ class ToolOutputMaskingProcessor(BaseLlmRequestProcessor):
     async def run_async(
         self, invocation_context: InvocationContext, llm_request: LlmRequest
     ) -> AsyncGenerator[Event, None]:
-        result = self._service.mask(llm_request.contents)
+        original = llm_request.contents
+        result = self._service.mask(original)
         if result.masked:
             llm_request.contents = result.contents
-            applied = write_back_masks(invocation_context.session.events, result)
+            applied = write_back_masks(invocation_context.session.events, result, original)
             logger.info("masked %d tool outputs (%d in the session), ~%d tokens saved",
                         len(result.masked), applied, result.tokens_saved)
         return
