@@ -83,7 +83,8 @@ async def test_a_command_runs_in_the_editor_terminal_or_locally(
 async def test_cancel_stops_a_long_command_and_leaves_no_process(
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, caps: dict
 ) -> None:
-    command = "sleep 29 & echo $$ > pid.txt; echo started-marker; sleep 30"
+    # a background child in the group, and SIGTERM ignored by all: only SIGKILL ends them
+    command = "trap '' TERM; sleep 29 & echo $$ > pid.txt; echo started-marker; sleep 30"
     fake_gemini.add(
         function_call_response("run_shell_command", {"command": command}),
         text_response("never sent"),
