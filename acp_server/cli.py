@@ -120,6 +120,9 @@ _EXITING_FLAGS = ("-h", "--help", "--version")
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from runtime.adk.compat import use_httpx_for_genai
+
+    use_httpx_for_genai()
     if any(flag in argv for flag in _EXITING_FLAGS):
         build_parser().parse_args(argv)  # prints and exits
     output = Output(sys.stdout.buffer)

@@ -19,3 +19,18 @@ _REMOTE_A2A = "google.adk.agents.remote_a2a_agent"
 def skip_unavailable_optional_imports() -> None:
     if _REMOTE_A2A not in sys.modules and importlib.util.find_spec("a2a") is None:
         sys.modules[_REMOTE_A2A] = None  # type: ignore[assignment]
+
+
+def use_httpx_for_genai() -> None:
+    """Make google-genai use its httpx transport in this process, as it does without aiohttp.
+
+    genai imports aiohttp whenever it is installed and then streams with it;
+    aiohttp costs ~10 MB of resident memory in the agent (measured: 135 → 125 MB
+    after session/new). The agent uses httpx everywhere (ADK and genai require
+    it), so aiohttp is only a test dependency (the fake Gemini server); marking it
+    absent before genai loads keeps one transport, the same in tests and for
+    users. Call before `google.genai` is imported.
+    """
+    if "google.genai" in sys.modules:
+        return
+    sys.modules.setdefault("aiohttp", None)  # type: ignore[arg-type]

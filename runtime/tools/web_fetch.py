@@ -2,7 +2,7 @@
 
 Gemini CLI hands the pages to a model together with the prompt; here the text of
 each page goes back to the calling model, with the prompt repeated, and the model
-does the extraction itself. Pages are fetched with aiohttp, with a timeout and a
+does the extraction itself. Pages are fetched with httpx, with a timeout and a
 size cap; HTML is reduced to its visible text.
 """
 
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
+import httpx
 
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
@@ -135,10 +135,11 @@ class WebFetchTool(GcliTool):
         except ArgError as exc:
             return error_result(str(exc), "invalid_arguments")
         prompt = str(args["prompt"])
-        timeout = aiohttp.ClientTimeout(total=self._timeout_s)
         headers = {"User-Agent": "adk-acp web_fetch", "Accept": "text/html,text/plain,*/*;q=0.8"}
-        async with aiohttp.ClientSession(timeout=timeout, headers=headers) as session:
-            pages = await asyncio.gather(*(self._fetch(session, url) for url in urls))
+        async with httpx.AsyncClient(
+            timeout=self._timeout_s, headers=headers, follow_redirects=True, max_redirects=5
+        ) as client:
+            pages = await asyncio.gather(*(self._fetch(client, url) for url in urls))
         parts = [f"Request: {prompt}", ""]
         for page in pages:
             parts.append(f"--- {page.url} ---")
@@ -160,21 +161,22 @@ class WebFetchTool(GcliTool):
             },
         )
 
-    async def _fetch(self, session: aiohttp.ClientSession, url: str) -> FetchedPage:
+    async def _fetch(self, client: httpx.AsyncClient, url: str) -> FetchedPage:
         target = _raw_github(url)
         try:
-            async with session.get(target, allow_redirects=True, max_redirects=5) as response:
-                if response.status >= 400:
+            async with asyncio.timeout(self._timeout_s), client.stream("GET", target) as response:
+                if response.status_code >= 400:
                     return FetchedPage(
-                        url, error=f"HTTP {response.status} {response.reason or ''}".strip()
+                        url,
+                        error=f"HTTP {response.status_code} {response.reason_phrase or ''}".strip(),
                     )
                 data, cut = await _read_capped(response, self._max_bytes)
                 content_type = response.headers.get("Content-Type", "").lower()
-                charset = response.charset or "utf-8"
-        except (aiohttp.ClientError, TimeoutError, UnicodeError, ValueError) as exc:
+                charset = response.charset_encoding or "utf-8"
+        except (httpx.HTTPError, TimeoutError, UnicodeError, ValueError) as exc:
             message = (
                 f"timed out after {self._timeout_s:g} s"
-                if isinstance(exc, TimeoutError)
+                if isinstance(exc, TimeoutError | httpx.TimeoutException)
                 else str(exc)
             )
             logger.info("web_fetch %s failed: %s", url, message)
@@ -195,11 +197,11 @@ class WebFetchTool(GcliTool):
         return FetchedPage(url, text=text[: self._max_chars], truncated=truncated)
 
 
-async def _read_capped(response: aiohttp.ClientResponse, max_bytes: int) -> tuple[bytes, bool]:
+async def _read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
     """At most `max_bytes` of the body; True when there was more."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.content.iter_chunked(65536):
+    async for chunk in response.aiter_bytes(65536):
         chunks.append(chunk)
         size += len(chunk)
         if size > max_bytes:
