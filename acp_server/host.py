@@ -113,7 +113,9 @@ class AcpHost(Host):
             valid = {o.option_id for o in request.options}
             if outcome["optionId"] in valid:
                 return PermissionOutcome(option_id=outcome["optionId"])
-            logger.warning("client chose an unknown option %r; treating as cancelled", outcome["optionId"])
+            reject = next((o.option_id for o in request.options if o.kind == "reject_once"), None)
+            logger.warning("client chose an unknown option %r; treating it as a rejection", outcome["optionId"])
+            return PermissionOutcome(option_id=reject)
         return PermissionOutcome(option_id=None)
 
     async def read_text_file(self, path: Path, line: int | None = None, limit: int | None = None) -> str:
