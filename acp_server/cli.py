@@ -25,7 +25,7 @@ from acp_server.stdio import Output, StdinReader, Trace, answer_initialize
 TYPE_CHECKING = False  # argparse, logging and typing load after the first answer
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
+    from typing import Any, NoReturn
 
 TRACE_ENV = "ADK_ACP_TRACE_FILE"
 EXIT_GRACE_S = 0.8
@@ -118,6 +118,17 @@ def _flags(args: argparse.Namespace) -> Any:
 _EXITING_FLAGS = ("-h", "--help", "--version")
 
 
+def _exit_now(code: int) -> NoReturn:
+    """Exit at once. Once stdin is being read, a normal interpreter shutdown aborts
+    (SIGABRT: the reader thread holds stdin's lock), so flush and `os._exit`."""
+    import logging
+
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from runtime.adk.compat import use_httpx_for_genai
@@ -141,7 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         if handled:
             reader.drop_first()
 
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # a bad flag, reported by argparse on stderr
+        _exit_now(exc.code if isinstance(exc.code, int) else 2)
     _setup_logging(args)
     trace_path = args.trace_file or os.environ.get(TRACE_ENV)
     trace = Trace(str(trace_path)) if trace_path else None
@@ -152,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.fake_responses and not args.fake_responses.is_file():
         logging.getLogger("acp_server").error("--fake-responses file not found: %s", args.fake_responses)
-        return 2
+        _exit_now(2)
     flags = _flags(args)
     threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
     loader.join()
