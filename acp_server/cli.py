@@ -80,6 +80,9 @@ def _setup_logging(args: argparse.Namespace) -> None:
     logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
     # ADK logs a traceback for every failed model call; the engine reports it once itself.
     logging.getLogger("google_adk.google.adk.workflow._node_runner").setLevel(logging.CRITICAL)
+    logging.getLogger("google_adk.google.adk.runners").addFilter(
+        lambda record: not record.getMessage().startswith("Root node ")
+    )
     logging.getLogger("google_adk.google.adk.telemetry._metrics").setLevel(logging.ERROR)
     if args.log_level == "DEBUG":
         root.setLevel(logging.DEBUG)
