@@ -154,6 +154,7 @@ async def test_stop_or_cancelled_ends_the_turn_with_a_clear_error_and_the_sessio
     assert error.data["code"] == "QUOTA_EXHAUSTED"
     assert fake_gemini.models_called == [PRO]  # nothing was retried on another model
     assert config_updates(agent) == []
+    assert "Traceback" not in agent.client.stderr_text  # an expected failure, not a crash
 
     # the session stays usable, still on pro (the user did not agree to a switch)
     assert await agent.prompt("and now?") == {"stopReason": "end_turn"}
@@ -232,3 +233,21 @@ async def test_a_fallback_in_the_middle_of_a_tool_loop_carries_the_tool_result_t
     assert "read_file" in retry.function_declaration_names
     assert [u["status"] for u in agent.updates("tool_call_update")][-1] == "completed"
     assert "flash read the todo list" in agent.text()
+
+
+async def test_session_cancel_while_the_fallback_question_is_open_ends_the_turn_cancelled(
+    make_agent: MakeAgent, tmp_path: Path, fake_gemini: FakeGeminiServer
+) -> None:
+    fake_gemini.add(per_day_quota_429(PRO), text_response("after the cancel"))
+    agent = await start(make_agent, tmp_path, fake_gemini, permission_policy="queue")
+
+    pending = agent.client.start_prompt(agent.session_id, "hello")
+    question = await agent.client.next_permission_request()
+    assert question.tool_call["kind"] == "switch_mode"
+    await agent.client.cancel(agent.session_id)  # answers the open question `cancelled`
+
+    assert await pending.result() == {"stopReason": "cancelled"}
+    assert fake_gemini.models_called == [PRO]
+    assert agent.updates("config_option_update") == []
+    assert await agent.prompt("again") == {"stopReason": "end_turn"}
+    assert agent.text().endswith("after the cancel")

@@ -29,6 +29,7 @@ from tests.runtime.resilience_harness import (
     end_of,
     errors,
     harness,
+    notices,
 )
 
 
@@ -150,3 +151,19 @@ async def test_the_chain_wraps_around_flash_out_of_quota_offers_pro(
         assert fake_gemini.models_called == [FLASH, PRO]
         assert agent_text(events) == "pro helps out"
         assert h.session.model_choice == FLASH
+
+
+async def test_in_plan_mode_the_fallback_is_silent_and_the_user_is_told(
+    tmp_path: Path, fake_gemini: FakeGeminiServer
+) -> None:
+    fake_gemini.add(per_day_quota_429(PRO), text_response("planned on flash"))
+    async with harness(tmp_path, fake_gemini, intents=["stop"]) as h:
+        h.session.set_mode("plan")
+        events = await h.prompt("plan it")
+        assert end_of(events).reason == "completed"
+        assert h.host.choices == []  # nobody was asked
+        assert fake_gemini.models_called == [PRO, FLASH]
+        (notice,) = notices(events)
+        assert f"Switched to {FLASH}" in notice and PRO in notice
+        assert config_changes(events) == [{"model": FLASH}]
+        assert agent_text(events).endswith("planned on flash")
