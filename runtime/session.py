@@ -18,6 +18,7 @@ from typing import Any, Literal
 from runtime.config import DEFAULT_CONTEXT_WINDOW, AuthConfig, RuntimeConfig
 from runtime.host import Host
 from runtime.models.content_generator import ContentGenerator
+from runtime.tools.mcp_config import McpServerConfig
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +66,7 @@ class SessionSpec:
     additional_roots: tuple[Path, ...] = ()
     generator: ContentGenerator | None = None
     kind: SessionKind = "main"
+    mcp_servers: tuple[McpServerConfig, ...] = ()
 
 
 class AgentSession:
@@ -117,11 +119,17 @@ class AgentSession:
         self.scheduler = self._scheduler(spec)
         from runtime.tools.adk_tool import to_adk_tools
 
+        tools: list[Any] = to_adk_tools(
+            self.scheduler_tools.values(), scheduler_provider=lambda _ctx: self.scheduler
+        )
+        self.mcp = self._mcp_toolset(spec)
+        if self.mcp is not None:
+            tools.append(self.mcp)
         self.agent = GcliLlmAgent(
             name="gemini_cli_agent",
             model=self.model,
             instruction=lambda _ctx: system_prompt,
-            tools=to_adk_tools(self.scheduler_tools.values(), scheduler_provider=lambda _ctx: self.scheduler),
+            tools=tools,
             disallow_transfer_to_parent=True,
             disallow_transfer_to_peers=True,
             gcli_processors=gcli_processors(self.models, masking),
@@ -139,7 +147,19 @@ class AgentSession:
             session_id=self.id,
             current_model=lambda: self.models.default_model,
             context_window=DEFAULT_CONTEXT_WINDOW,
-            on_new_prompt=[self.models.new_prompt],
+            on_new_prompt=[self.models.new_prompt, *([self.mcp.flush_notices] if self.mcp else ())],
+        )
+
+    def _mcp_toolset(self, spec: SessionSpec) -> Any:
+        """The client's MCP servers as an ADK toolset (None without any); started by `start()`."""
+        if not spec.mcp_servers:
+            return None
+        from runtime.tools.mcp import McpToolset
+        from runtime.tools.mcp_client import McpServers
+
+        servers = McpServers(spec.mcp_servers, cwd=spec.config.workspace)
+        return McpToolset(
+            servers, scheduler=lambda: self.scheduler, notice=lambda text: self.protocol.notice(text)
         )
 
     def _scheduler(self, spec: SessionSpec) -> Any:
@@ -238,6 +258,8 @@ class AgentSession:
 
     async def start(self) -> None:
         await self.session_service.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=self.id)
+        if self.mcp is not None:
+            self.mcp.servers.start()
 
     @property
     def model_choice(self) -> str:
@@ -254,7 +276,11 @@ class AgentSession:
 
     async def close(self) -> None:
         await self.protocol.abort()
-        await self.runner.close()
+        try:
+            await self.runner.close()
+        finally:
+            if self.mcp is not None:
+                await self.mcp.servers.close()
 
 
 async def create_session(spec: SessionSpec) -> AgentSession:
@@ -265,6 +291,11 @@ async def create_session(spec: SessionSpec) -> AgentSession:
 
             raise AuthRequiredError("no credentials")
         generator = content_generator_for(spec.auth, spec.config.record_responses)
+    if spec.mcp_servers:  # the MCP SDK takes ~0.5 s to import: not on the event loop
+        import asyncio
+        import importlib
+
+        await asyncio.to_thread(importlib.import_module, "runtime.tools.mcp")
     session = AgentSession(spec, generator)
     await session.start()
     return session

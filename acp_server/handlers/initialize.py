@@ -39,7 +39,7 @@ def agent_capabilities() -> dict[str, Any]:
     return {
         "loadSession": False,
         "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-        "mcpCapabilities": {"http": False, "sse": False},
+        "mcpCapabilities": {"http": True, "sse": True},
         "sessionCapabilities": {"additionalDirectories": {}},
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,8 +15,11 @@ from acp_server.session import AcpSession
 from runtime.config import resolve_auth, resolve_config
 from runtime.errors import AuthRequiredError
 
+logger = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from acp_server.server import AcpServer
+    from runtime.tools.mcp_config import McpServerConfig
 
 
 def _directory(raw: str, what: str) -> Path:
@@ -25,6 +29,25 @@ def _directory(raw: str, what: str) -> Path:
     if not path.is_dir():
         raise invalid_params(f"{what} does not exist or is not a directory: {raw}")
     return path.resolve()
+
+
+def mcp_servers(entries: list[Any]) -> tuple[McpServerConfig, ...]:
+    """The session's MCP servers as runtime configs (stdio, http, sse; other kinds are skipped)."""
+    from runtime.tools.mcp_config import McpHttpServer, McpSseServer, McpStdioServer
+
+    configs: list[McpServerConfig] = []
+    for entry in entries:
+        if isinstance(entry, schema.McpServerStdio):
+            env = tuple((v.name, v.value) for v in entry.env or [])
+            configs.append(McpStdioServer(entry.name, entry.command, tuple(entry.args or []), env))
+        elif isinstance(entry, schema.HttpMcpServer | schema.SseMcpServer):
+            headers = tuple((h.name, h.value) for h in entry.headers or [])
+            kind = McpHttpServer if isinstance(entry, schema.HttpMcpServer) else McpSseServer
+            configs.append(kind(entry.name, entry.url, headers))
+        else:
+            what = type(entry).__name__
+            logger.warning("MCP server %r of kind %s is not supported", entry.name, what)
+    return tuple(configs)
 
 
 def register(server: AcpServer) -> None:
@@ -47,7 +70,14 @@ def register(server: AcpServer) -> None:
         session_id = uuid.uuid4().hex
         host = AcpHost(server.engine, session_id, server.client_capabilities)
         runtime = await create_session(
-            SessionSpec(config=config, auth=auth, host=host, session_id=session_id, additional_roots=extra)
+            SessionSpec(
+                config=config,
+                auth=auth,
+                host=host,
+                session_id=session_id,
+                additional_roots=extra,
+                mcp_servers=mcp_servers(params.mcp_servers or []),
+            )
         )
         session = AcpSession(server.engine, runtime, host, server.config_options)
         server.sessions[session_id] = session

@@ -26,7 +26,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +131,11 @@ class Scheduler:
     def tools(self) -> Mapping[str, GcliTool]:
         return self._tools
 
+    def add_tools(self, tools: Iterable[GcliTool]) -> None:
+        """Adds tools found after the session started (MCP servers); a taken name keeps its tool."""
+        for tool in tools:
+            self._tools.setdefault(tool.name, tool)
+
     async def schedule(self, call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Runs one call; returns the function response for the model.
 
@@ -170,7 +175,9 @@ class Scheduler:
         verdict = self._evaluate(call, tool, mode)
         if verdict.decision == "deny":
             await self._finish_denied(call, verdict)
-        outside = outside_workspace(call.args, self._env)
+        # An MCP tool's arguments mean what its server says; only built-in tools' paths are checked.
+        mcp = getattr(tool, "mcp_server", None) is not None
+        outside = None if mcp else outside_workspace(call.args, self._env)
         if outside is not None:
             await self._report.fail(call, outside)
         preview = await self._preview(call, tool)

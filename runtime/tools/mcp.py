@@ -1,0 +1,250 @@
+"""Client-provided MCP servers' tools as scheduler tools, and their ADK face.
+
+What is used from where (see `mcp_client` for the reasons in full):
+- the `mcp` SDK: `ClientSession` (initialize, tools/list, tools/call), its
+  streamable-HTTP and SSE transports, its types; our own stdio transport
+  (`mcp_stdio`) so server processes join the process-group registry;
+- ADK: only `BaseToolset`, as the way into the agent (`McpToolset` below). ADK's
+  `McpToolset`/`McpTool` are not used: their calls would bypass our scheduler.
+
+Each server tool becomes an `McpTool` (a `GcliTool`): every call goes through the
+scheduler like a built-in tool's — BeforeTool/AfterTool hooks, policy (`mcpName`
+rules match through `mcp_server`), approval in the editor (default: ask, as Gemini
+CLI), truncation of large results (the scheduler cuts MCP results).
+
+Naming (current Gemini CLI, since its PR #21664): every MCP tool is exposed as
+`mcp_<server>_<tool>`, characters outside `[A-Za-z0-9_.-]` replaced by `_`, names
+over 63 characters shortened in the middle with `___`. So policy files written for
+Gemini CLI (`toolName = "mcp_<server>_*"`, `"mcp_*"`, `mcpName = "<server>"`) apply
+unchanged, and a server can never shadow a built-in tool or inherit its rules.
+(Older Gemini CLI used the tool's own name and `<server>__<tool>` only on a clash.)
+Two tools that still end up with one name: the first is kept, the other skipped
+with a warning.
+
+Lifecycle: the session starts the servers without waiting (session/new answers at
+once); the first model request of the session waits until each server is ready or
+has failed (bounded by the start-up timeout, counted from session start), then the
+tools are registered with the scheduler and declared to the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
+from mcp import types as mcp_types
+from mcp.shared.exceptions import MCPError
+
+from runtime.protocol import DisplayText, ToolDisplay, ToolKind
+from runtime.tools.base import GcliTool, ToolEnv, ToolResult
+from runtime.tools.mcp_client import McpConnection, McpServers, McpUnavailable
+
+if TYPE_CHECKING:
+    from runtime.tools.scheduler import Scheduler
+
+logger = logging.getLogger(__name__)
+
+MAX_NAME_LENGTH = 63
+DISPLAY_LIMIT = 20_000
+_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def valid_name(name: str) -> str:
+    """A function name the Gemini API accepts (Gemini CLI's `generateValidName`)."""
+    name = _INVALID_NAME_CHARS.sub("_", name)
+    if len(name) > MAX_NAME_LENGTH:
+        name = name[:28] + "___" + name[-32:]
+    return name
+
+
+def mcp_tool_name(server: str, tool: str) -> str:
+    """The name the model sees: `mcp_<server>_<tool>`, made valid."""
+    return valid_name(f"mcp_{server}_{tool}")
+
+
+def parameters_schema(input_schema: Any) -> dict[str, Any]:
+    """The tool's JSON schema as a function's parameters: an object schema, without
+    `$schema` (the rest goes to the model as `parametersJsonSchema`, as Gemini CLI does)."""
+    schema = dict(input_schema) if isinstance(input_schema, dict) else {}
+    schema.pop("$schema", None)
+    schema["type"] = "object"
+    if not isinstance(schema.get("properties"), dict):
+        schema["properties"] = {}
+    return schema
+
+
+def tool_kind(tool: mcp_types.Tool) -> ToolKind:
+    """`read` for tools that declare themselves read-only, else `other`."""
+    annotations = tool.annotations
+    return "read" if annotations is not None and annotations.read_only_hint else "other"
+
+
+class McpTool(GcliTool):
+    """One tool of an MCP server, called through `connection` with the tool's own name.
+
+    `mcp_server` names the server: the policy engine (mcpName rules) and the
+    scheduler's truncation key on it."""
+
+    def __init__(self, connection: McpConnection, tool: mcp_types.Tool, *, name: str) -> None:
+        self.connection = connection
+        self.mcp_server = connection.name
+        self.server_tool_name = tool.name
+        self.name = name
+        self.kind = tool_kind(tool)
+        self.description = (tool.description or "").strip() or (
+            f"The '{tool.name}' tool of the '{connection.name}' MCP server."
+        )
+        self._schema = parameters_schema(tool.input_schema)
+
+    def parameters_schema(self) -> dict[str, Any]:
+        return self._schema
+
+    def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
+        return ToolDisplay(title=f"{self.mcp_server}: {self.server_tool_name}", kind=self.kind)
+
+    async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
+        try:
+            result = await self.connection.call_tool(self.server_tool_name, args)
+        except McpUnavailable as exc:
+            return ToolResult(
+                llm_content=f"The MCP server '{self.mcp_server}' is not available ({exc}); "
+                f"'{self.server_tool_name}' cannot be called.",
+                is_error=True,
+                error_type="mcp_server_unavailable",
+            )
+        except MCPError as exc:
+            return ToolResult(
+                llm_content=f"Calling '{self.server_tool_name}' on the MCP server "
+                f"'{self.mcp_server}' failed: {exc.message}",
+                is_error=True,
+                error_type="mcp_error",
+            )
+        return tool_result(self.server_tool_name, result)
+
+
+def tool_result(tool: str, result: mcp_types.CallToolResult) -> ToolResult:
+    """A `tools/call` result as a ToolResult: text parts joined; images, audio and
+    binary resources summarized (the model gets text); `isError` → an error result."""
+    text = "\n".join(t for t in (_block_text(tool, block) for block in result.content) if t)
+    if not text and result.structured_content is not None:
+        text = json.dumps(result.structured_content, ensure_ascii=False)
+    raw = (
+        {"structuredContent": result.structured_content}
+        if result.structured_content is not None
+        else None
+    )
+    shown = text if len(text) <= DISPLAY_LIMIT else text[:DISPLAY_LIMIT] + "\n…"
+    display = (DisplayText(text=shown),) if shown else ()
+    if result.is_error:
+        return ToolResult(
+            llm_content=f"MCP tool '{tool}' reported an error: {text or 'no details given'}",
+            display=display,
+            is_error=True,
+            raw_output=raw,
+            error_type="mcp_tool_error",
+        )
+    return ToolResult(
+        llm_content=text or f"MCP tool '{tool}' returned no content.",
+        display=display,
+        raw_output=raw,
+    )
+
+
+def _block_text(tool: str, block: Any) -> str:
+    if isinstance(block, mcp_types.TextContent):
+        return block.text
+    if isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
+        kind = "image" if isinstance(block, mcp_types.ImageContent) else "audio"
+        size = _decoded_size(block.data)
+        return f"[Tool '{tool}' returned {kind} data ({block.mime_type}, {size} bytes), not shown]"
+    if isinstance(block, mcp_types.EmbeddedResource):
+        resource = block.resource
+        if isinstance(resource, mcp_types.TextResourceContents):
+            return resource.text
+        mime = resource.mime_type or "application/octet-stream"
+        what = f"{mime}, {_decoded_size(resource.blob)} bytes"
+        return f"[Tool '{tool}' returned the resource {resource.uri} ({what}), not shown]"
+    if isinstance(block, mcp_types.ResourceLink):
+        return f"Resource link: {block.title or block.name} at {block.uri}"
+    return f"[Tool '{tool}' returned content of type {getattr(block, 'type', '?')}, not shown]"
+
+
+def _decoded_size(data: str) -> int:
+    return len(data) * 3 // 4
+
+
+def wrap_tools(connections: Iterable[McpConnection], taken: Iterable[str] = ()) -> list[McpTool]:
+    """An McpTool per listed tool of each connection, named `mcp_<server>_<tool>`;
+    names already in `taken` (or given earlier) are skipped with a warning."""
+    used = set(taken)
+    tools: list[McpTool] = []
+    for connection in connections:
+        for tool in connection.tools:
+            name = mcp_tool_name(connection.name, tool.name)
+            if name in used:
+                logger.warning(
+                    "MCP server %s: tool %r skipped, the name %s is already taken",
+                    connection.name,
+                    tool.name,
+                    name,
+                )
+                continue
+            used.add(name)
+            tools.append(McpTool(connection, tool, name=name))
+    return tools
+
+
+class McpToolset(BaseToolset):
+    """The ADK face of a session's MCP servers.
+
+    The first `get_tools` waits for the servers (`McpServers.wait_ready`), wraps
+    their tools, adds them to the session's scheduler and keeps the `GcliAdkTool`s;
+    every call passes pending notices (failed or stopped servers) to `notice`.
+    `close` does nothing: the session closes the servers.
+    """
+
+    def __init__(
+        self,
+        servers: McpServers,
+        *,
+        scheduler: Callable[[], Scheduler],
+        notice: Callable[[str], None],
+    ) -> None:
+        super().__init__()
+        self.servers = servers
+        self._scheduler = scheduler
+        self._notice = notice
+        self._lock = asyncio.Lock()
+        self._tools: list[BaseTool] | None = None
+
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        if self._tools is None:
+            async with self._lock:
+                if self._tools is None:
+                    self._tools = await self._load()
+        self.flush_notices()
+        return self._tools
+
+    def flush_notices(self) -> None:
+        """Shows the user what went wrong with servers since the last time (each once)."""
+        for text in self.servers.take_notices():
+            self._notice(f"\n\n_{text}_\n\n")
+
+    async def _load(self) -> list[BaseTool]:
+        from runtime.tools.adk_tool import to_adk_tools
+
+        await self.servers.wait_ready()
+        scheduler = self._scheduler()
+        tools = wrap_tools(self.servers.ready_connections(), taken=scheduler.tools)
+        scheduler.add_tools(tools)
+        return list(to_adk_tools(tools, scheduler_provider=lambda _ctx: self._scheduler()))
+
+    async def close(self) -> None:
+        return None

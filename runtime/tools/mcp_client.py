@@ -1,0 +1,319 @@
+"""Connections to a session's MCP servers: start, list tools, call, stop; failures reported.
+
+Built on the `mcp` SDK's `ClientSession` and its HTTP transports, with our own stdio
+transport (`mcp_stdio`). ADK's `McpToolset` / `MCPSessionManager` are not used:
+their tools run through ADK's own tool execution (our calls must go through the
+scheduler: policy, approvals, hooks, truncation); their stdio sessions use the
+connect timeout as the read timeout of every call (a call longer than ~5 s fails)
+and hide the server process (it could not be killed at agent exit); an HTTP
+connection first probes for mTLS through `google.auth.default` (a metadata-server
+lookup on machines without gcloud credentials); and a toolset that fails is
+dropped with a log line only, where the user must be told.
+
+Concurrency: the SDK (anyio) requires its task groups to be entered and left by one
+task, so each server lives in one task (`McpConnection._run`) that connects,
+publishes the tool list, then waits until the session closes or the server goes
+away. Calls are made from the tool's own task through the live `ClientSession`.
+Servers start concurrently; each has a start-up timeout. A server that cannot be
+started, times out, or exits later is logged, and a notice for the user is queued
+(`McpServers.take_notices`); the session goes on without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from mcp import ClientSession
+from mcp import types as mcp_types
+from mcp.shared.exceptions import MCPError
+
+from runtime.tools.mcp_config import (
+    MCP_CALL_TIMEOUT_S,
+    MCP_START_TIMEOUT_S,
+    McpHttpServer,
+    McpServerConfig,
+    McpSseServer,
+    McpStdioServer,
+)
+from runtime.tools.mcp_stdio import StdioServerProcess, describe_exit
+
+logger = logging.getLogger(__name__)
+
+CLIENT_INFO = mcp_types.Implementation(name="adk-acp", version="0.1.0")
+CLOSE_GRACE_S = 1.5
+HTTP_TIMEOUT_S = 30.0
+_MAX_TOOL_PAGES = 50
+
+State = Literal["new", "starting", "ready", "failed", "closed"]
+
+
+class McpUnavailable(Exception):
+    """The server is not connected (it failed to start, stopped, or was closed)."""
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short, readable reason for a failure (exception groups flattened)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe_error(inner) for inner in exc.exceptions)
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    if isinstance(exc, PermissionError):
+        return f"cannot run {exc.filename or 'the command'}: permission denied"
+    if isinstance(exc, MCPError):
+        return exc.message
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class McpConnection:
+    """One MCP server of one session.
+
+    `connect()` starts it and returns once it is ready (its tools listed in `tools`),
+    has failed (`failure` says why), or the start-up timeout passed. `call_tool`
+    raises `McpUnavailable` when the server is not connected, `MCPError` for
+    protocol errors (timeouts, a connection closed mid-call). `on_lost` is called
+    when a connected server goes away by itself.
+    """
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        cwd: Path,
+        start_timeout: float = MCP_START_TIMEOUT_S,
+        call_timeout: float = MCP_CALL_TIMEOUT_S,
+        on_lost: Callable[[McpConnection], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.cwd = cwd
+        self.tools: tuple[mcp_types.Tool, ...] = ()
+        self.failure: str | None = None
+        self.state: State = "new"
+        self._start_timeout = start_timeout
+        self._call_timeout = call_timeout
+        self._on_lost = on_lost
+        self._session: ClientSession | None = None
+        self._process: StdioServerProcess | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+
+    async def connect(self) -> bool:
+        """Starts the server and waits for it (bounded by the start-up timeout). True when ready."""
+        self.state = "starting"
+        self._ready = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._run(), name=f"mcp-server-{self.name}")
+        await asyncio.wait(
+            {self._ready, self._task},
+            timeout=self._start_timeout,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        if self._ready.done():
+            return True
+        if not self._task.done():
+            self.failure = f"no answer within {self._start_timeout:g} s"
+            await self._cancel()
+        self.state = "failed"
+        self.failure = self.failure or "failed to start"
+        return False
+
+    async def call_tool(self, name: str, args: dict[str, Any]) -> mcp_types.CallToolResult:
+        session = self._session
+        if session is None or self.state != "ready":
+            raise McpUnavailable(self.failure or "not connected")
+        return await session.call_tool(name, args, read_timeout_seconds=self._call_timeout)
+
+    async def close(self) -> None:
+        """Stops the server (gracefully when connected; at once while starting)."""
+        self._closing = True
+        task = self._task
+        if task is None or task.done():
+            self.state = "closed"
+            return
+        if self.state == "ready":
+            self._wake.set()
+            done, _ = await asyncio.wait({task}, timeout=CLOSE_GRACE_S)
+            if done:
+                self.state = "closed"
+                return
+        await self._cancel()
+        self.state = "closed"
+
+    # ------------------------------------------------------------ the connection's task
+
+    async def _run(self) -> None:
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport())
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, client_info=CLIENT_INFO)
+                )
+                await session.initialize()
+                self.tools = await _list_tools(session)
+                self._session, self.state = session, "ready"
+                assert self._ready is not None
+                self._ready.set_result(None)
+                await self._wake.wait()
+                self._session = None
+                if not self._closing:
+                    await self._lost("the connection ended")
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, none ends the session
+            await self._failed(exc)
+        finally:
+            self._session = None
+
+    async def _failed(self, exc: Exception) -> None:
+        reason = describe_error(exc)
+        logger.debug("MCP server %s failed", self.name, exc_info=exc)
+        if self._process is not None and self._process.pid is not None:
+            await self._process.wait_exit(0.5)
+            if self._process.returncode is not None:
+                reason = describe_exit(self._process, with_stderr=True)
+        if self.state == "ready" and not self._closing:
+            await self._lost(reason)
+        elif self.state != "ready":
+            self.failure = reason
+
+    async def _lost(self, reason: str) -> None:
+        if self._process is not None:
+            await self._process.wait_exit(0.5)
+            reason = describe_exit(self._process, with_stderr=False)
+        self.state, self.failure = "failed", reason
+        logger.warning("MCP server %s stopped: %s", self.name, reason)
+        if self._on_lost is not None:
+            self._on_lost(self)
+
+    @asynccontextmanager
+    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        config = self.config
+        if isinstance(config, McpStdioServer):
+            self._process = StdioServerProcess(config, cwd=self.cwd, on_exit=self._wake.set)
+            async with self._process.open() as streams:
+                yield streams
+        elif isinstance(config, McpHttpServer):
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            client = httpx2.AsyncClient(
+                headers=dict(config.headers),
+                timeout=httpx2.Timeout(HTTP_TIMEOUT_S, read=self._call_timeout),
+            )
+            async with client, streamable_http_client(config.url, http_client=client) as streams:
+                yield streams[0], streams[1]
+        else:
+            assert isinstance(config, McpSseServer)
+            from mcp.client.sse import sse_client
+
+            async with sse_client(
+                config.url,
+                headers=dict(config.headers) or None,
+                timeout=self._start_timeout,
+                sse_read_timeout=self._call_timeout,
+            ) as streams:
+                yield streams[0], streams[1]
+
+    async def _cancel(self) -> None:
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=CLOSE_GRACE_S)
+
+
+async def _list_tools(session: ClientSession) -> tuple[mcp_types.Tool, ...]:
+    tools: list[mcp_types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_MAX_TOOL_PAGES):
+        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tuple(tools)
+
+
+class McpServers:
+    """The MCP servers of one session.
+
+    `start()` begins connecting every server at once and returns; `wait_ready()`
+    returns when each is connected or has failed (at most the start-up timeout after
+    `start()`; a cancelled waiter does not stop the connecting). `take_notices()`
+    returns, once, the messages for the user about servers that failed or stopped.
+    """
+
+    def __init__(
+        self,
+        configs: Sequence[McpServerConfig],
+        *,
+        cwd: Path,
+        start_timeout: float = MCP_START_TIMEOUT_S,
+        call_timeout: float = MCP_CALL_TIMEOUT_S,
+    ) -> None:
+        self._notices: list[str] = []
+        self.connections: list[McpConnection] = []
+        seen: set[str] = set()
+        for config in configs:
+            if config.name in seen:
+                self._notices.append(
+                    f"MCP server '{config.name}' is listed twice; only the first is used."
+                )
+                continue
+            seen.add(config.name)
+            self.connections.append(
+                McpConnection(
+                    config,
+                    cwd=cwd,
+                    start_timeout=start_timeout,
+                    call_timeout=call_timeout,
+                    on_lost=self._lost,
+                )
+            )
+        self._starting: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._starting is None:
+            self._starting = asyncio.create_task(self._connect_all(), name="mcp-servers-start")
+
+    async def wait_ready(self) -> None:
+        self.start()
+        assert self._starting is not None
+        await asyncio.wait({self._starting})
+
+    def ready_connections(self) -> list[McpConnection]:
+        return [c for c in self.connections if c.state == "ready"]
+
+    def take_notices(self) -> list[str]:
+        notices, self._notices = self._notices, []
+        return notices
+
+    async def close(self) -> None:
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+        await asyncio.gather(*(c.close() for c in self.connections), return_exceptions=True)
+
+    async def _connect_all(self) -> None:
+        await asyncio.gather(*(self._connect(c) for c in self.connections))
+
+    async def _connect(self, connection: McpConnection) -> None:
+        if await connection.connect():
+            logger.info("MCP server %s: %d tool(s)", connection.name, len(connection.tools))
+            return
+        logger.warning("MCP server %s is unavailable: %s", connection.name, connection.failure)
+        verb = "started" if isinstance(connection.config, McpStdioServer) else "reached"
+        self._notices.append(
+            f"MCP server '{connection.name}' could not be {verb} ({connection.failure}); "
+            "continuing without its tools."
+        )
+
+    def _lost(self, connection: McpConnection) -> None:
+        self._notices.append(
+            f"MCP server '{connection.name}' stopped ({connection.failure}); "
+            "its tools are unavailable for the rest of this session."
+        )

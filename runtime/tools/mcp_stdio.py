@@ -1,0 +1,237 @@
+"""The stdio transport for MCP servers the agent starts: one process per server.
+
+Why not the SDK's `mcp.client.stdio.stdio_client`: it hides the process, so its
+process group cannot join `runtime.processes` (which kills every group the engine
+started when the agent exits), its stderr cannot be kept for error messages, and
+its shutdown waits up to 2 s + 2 s, longer than the agent's whole exit budget. This
+module does the same job in the same shape (anyio memory streams of
+`SessionMessage` for `mcp.ClientSession`) with those three things added.
+
+The server runs in its own process group (`start_new_session`), registered while it
+lives. Shutdown: close its stdin, wait briefly, SIGTERM the group, wait briefly,
+SIGKILL; a cancelled shutdown kills at once. Lines on stdout that are not JSON-RPC
+are logged and skipped (some servers print banners there); stderr lines are logged
+at debug level and the last ones kept in `stderr_tail`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+from mcp.types import jsonrpc_message_adapter
+from pydantic import ValidationError
+
+from runtime.processes import kill_group, register_group, unregister_group
+from runtime.tools.mcp_config import McpStdioServer
+from runtime.tools.process_group import group_alive
+
+logger = logging.getLogger(__name__)
+
+STOP_GRACE_S = 0.25
+"""How long a server gets to exit after its stdin closes, and again after SIGTERM."""
+
+PRIVATE_ENV = frozenset({"GEMINI_API_KEY", "GOOGLE_API_KEY"})
+"""The agent's own credentials: not passed on to servers (an entry's `env` may set them)."""
+
+_POLL_S = 0.01
+_TAIL_LINES = 20
+
+Streams = tuple[
+    MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
+]
+
+
+def server_environment(config: McpStdioServer) -> dict[str, str]:
+    """The agent's environment without its API keys, plus the entry's variables."""
+    env = {key: value for key, value in os.environ.items() if key not in PRIVATE_ENV}
+    env.update(dict(config.env))
+    return env
+
+
+class StdioServerProcess:
+    """One stdio MCP server process. `open()` starts it and yields the message streams;
+    leaving the context stops it. `on_exit` is called once when its stdout closes
+    (it exited, or is about to)."""
+
+    def __init__(
+        self, config: McpStdioServer, *, cwd: Path, on_exit: Callable[[], None] | None = None
+    ) -> None:
+        self.config = config
+        self.cwd = cwd
+        self.stderr_tail: deque[str] = deque(maxlen=_TAIL_LINES)
+        self.pid: int | None = None
+        self._process: Process | None = None
+        self._on_exit = on_exit
+        self._exited = False
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode if self._process is not None else None
+
+    async def wait_exit(self, timeout: float) -> int | None:
+        """The exit code once the process has exited (None: still running after `timeout`)."""
+        process = self._process
+        if process is None:
+            return None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while process.returncode is None and loop.time() < deadline:
+            await asyncio.sleep(_POLL_S)
+        return process.returncode
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[Streams]:
+        """Starts the server. Raises OSError when it cannot be started (missing command...)."""
+        config = self.config
+        process = await anyio.open_process(
+            [config.command, *config.args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=str(self.cwd),
+            env=server_environment(config),
+            start_new_session=True,
+        )
+        self._process, self.pid = process, process.pid
+        register_group(process.pid)
+        logger.info("MCP server %s: started %s (pid %d)", config.name, config.command, process.pid)
+        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._read_stdout, process, read_writer)
+                group.start_soon(self._write_stdin, process, write_reader, read_writer)
+                group.start_soon(self._read_stderr, process)
+                try:
+                    yield read_stream, write_stream
+                finally:
+                    await self._stop(process)
+                    group.cancel_scope.cancel()
+        finally:
+            self._reap_group(process.pid)
+            for stream in (read_stream, write_stream, read_writer, write_reader):
+                stream.close()
+
+    # ------------------------------------------------------------ pipes
+
+    async def _read_stdout(
+        self, process: Process, out: MemoryObjectSendStream[SessionMessage | Exception]
+    ) -> None:
+        assert process.stdout is not None
+        buffer = b""
+        try:
+            async with out:
+                async for chunk in process.stdout:
+                    buffer += chunk
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        message = self._parse(line)
+                        if message is not None:
+                            await out.send(message)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+            logger.debug("MCP server %s: stdout reader ended: %s", self.config.name, exc)
+        finally:
+            self._mark_exited()
+
+    def _parse(self, raw: bytes) -> SessionMessage | None:
+        line = raw.decode("utf-8", errors="replace").strip()
+        if not line:
+            return None
+        try:
+            return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
+        except (ValidationError, ValueError):
+            logger.warning(
+                "MCP server %s wrote a line that is not JSON-RPC: %.200s", self.config.name, line
+            )
+            return None
+
+    async def _write_stdin(
+        self,
+        process: Process,
+        messages: MemoryObjectReceiveStream[SessionMessage],
+        out: MemoryObjectSendStream[SessionMessage | Exception],
+    ) -> None:
+        assert process.stdin is not None
+        try:
+            async with messages:
+                async for message in messages:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send((data + "\n").encode("utf-8"))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+            # The server stopped reading: end the session's stream so no request waits forever.
+            logger.info("MCP server %s: cannot write to it: %s", self.config.name, exc)
+            await out.aclose()
+
+    async def _read_stderr(self, process: Process) -> None:
+        assert process.stderr is not None
+        buffer = b""
+        try:
+            async for chunk in process.stderr:
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self._stderr_line(line)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            return
+        if buffer:
+            self._stderr_line(buffer)
+
+    def _stderr_line(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", errors="replace").rstrip()
+        if text:
+            self.stderr_tail.append(text)
+            logger.debug("MCP server %s (stderr): %s", self.config.name, text)
+
+    def _mark_exited(self) -> None:
+        if not self._exited:
+            self._exited = True
+            if self._on_exit is not None:
+                self._on_exit()
+
+    # ------------------------------------------------------------ shutdown
+
+    async def _stop(self, process: Process) -> None:
+        """Close stdin, then SIGTERM, then SIGKILL the group; a cancel kills at once."""
+        try:
+            if process.returncode is None and process.stdin is not None:
+                with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                    await process.stdin.aclose()
+                if await self.wait_exit(STOP_GRACE_S) is None:
+                    kill_group(process.pid, signal.SIGTERM)
+                    if await self.wait_exit(STOP_GRACE_S) is None:
+                        logger.info("MCP server %s ignored SIGTERM; killing it", self.config.name)
+                        kill_group(process.pid, signal.SIGKILL)
+                        await self.wait_exit(1.0)
+        except BaseException:
+            kill_group(process.pid, signal.SIGKILL)
+            raise
+
+    def _reap_group(self, pgid: int) -> None:
+        """Kills whatever is left of the server's group (children it started) and forgets it."""
+        if group_alive(pgid):
+            kill_group(pgid, signal.SIGKILL)
+        unregister_group(pgid)
+        logger.info("MCP server %s: stopped (exit code %s)", self.config.name, self.returncode)
+
+
+def describe_exit(process: StdioServerProcess, *, with_stderr: bool) -> str:
+    """`exited with code N`, optionally with the last line the server wrote to stderr."""
+    code = process.returncode
+    if code is None:
+        return "its output ended"
+    text = f"exited with code {code}"
+    if with_stderr and process.stderr_tail:
+        text += f": {process.stderr_tail[-1][:300]}"
+    return text

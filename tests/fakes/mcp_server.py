@@ -1,0 +1,155 @@
+"""A tiny MCP server for tests, written with the `mcp` SDK's MCPServer (FastMCP).
+
+    python tests/fakes/mcp_server.py [--mode MODE] [--transport stdio|http|sse] [--port N]
+
+Modes: `normal` serves the tools below; `exit` writes a line to stderr and exits 3
+at once; `hang` never answers (it sleeps before reading anything); `stubborn`
+serves, then ignores SIGTERM and the end of its stdin (only SIGKILL stops it).
+With `FAKE_MCP_PID_FILE` set, the server's pid is written there first.
+
+Tools: `echo(text, times=1)` (read-only), `fail(reason)` (an `isError` result),
+`big(size)` (that many characters), `picture()` (text and an image), `crash()`
+(the process exits mid-call), `env_value(name)` (an environment variable),
+`cwd()` (its working directory), `header(name)` (a request header, over HTTP).
+"""
+
+import argparse
+import base64
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+SCRIPT = os.path.abspath(__file__)
+
+
+def _write_pid() -> None:
+    path = os.environ.get("FAKE_MCP_PID_FILE")
+    if path:
+        with open(path, "w", encoding="ascii") as handle:
+            handle.write(str(os.getpid()))
+
+
+def build_server(name: str):  # type: ignore[no-untyped-def]
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ImageContent, TextContent, ToolAnnotations
+
+    app = MCPServer(name)
+
+    @app.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def echo(text: str, times: int = 1) -> str:
+        """Repeats the text."""
+        return text * times
+
+    @app.tool()
+    def fail(reason: str) -> str:
+        """Always fails with the given reason."""
+        raise ToolError(f"failed on purpose: {reason}")
+
+    @app.tool()
+    def big(size: int) -> str:
+        """Returns `size` characters."""
+        return "".join(chr(ord("a") + i % 26) for i in range(size))
+
+    @app.tool()
+    def picture() -> list[TextContent | ImageContent]:
+        """Returns a caption and a tiny image."""
+        data = base64.b64encode(b"\x89PNG fake image bytes").decode("ascii")
+        return [
+            TextContent(type="text", text="a caption"),
+            ImageContent(type="image", data=data, mime_type="image/png"),
+        ]
+
+    @app.tool()
+    def crash() -> str:
+        """Exits the server process in the middle of the call."""
+        os._exit(7)
+
+    @app.tool()
+    def env_value(name: str) -> str:
+        """The value of an environment variable, or <unset>."""
+        return os.environ.get(name, "<unset>")
+
+    @app.tool()
+    def cwd() -> str:
+        """The server's working directory."""
+        return os.getcwd()
+
+    @app.tool()
+    def header(name: str, ctx: Context) -> str:
+        """The value of a request header (HTTP transports), or <none>."""
+        headers = ctx.headers or {}
+        return str(headers.get(name.lower(), "<none>"))
+
+    return app
+
+
+@contextlib.contextmanager
+def http_servers(*transports: str) -> Iterator[list[int]]:
+    """Runs this server once per transport ("http" or "sse") on free 127.0.0.1 ports;
+    yields the ports once each accepts connections. URLs: `/mcp` (http), `/sse` (sse)."""
+    ports: list[int] = []
+    for _ in transports:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            ports.append(sock.getsockname()[1])
+    procs = [
+        subprocess.Popen(
+            [sys.executable, SCRIPT, "--transport", transport, "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for transport, port in zip(transports, ports, strict=True)
+    ]
+    try:
+        deadline = time.monotonic() + 30
+        for port in ports:
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError("the HTTP MCP servers did not start") from None
+                    time.sleep(0.05)
+        yield ports
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", default="normal", choices=["normal", "exit", "hang", "stubborn"])
+    parser.add_argument("--transport", default="stdio", choices=["stdio", "http", "sse"])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--name", default="fake")
+    options = parser.parse_args()
+    _write_pid()
+    if options.mode == "exit":
+        sys.stderr.write("fake MCP server: refusing to start\n")
+        sys.exit(3)
+    if options.mode == "hang":
+        time.sleep(300)
+        return
+    if options.mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    app = build_server(options.name)
+    if options.transport == "stdio":
+        app.run()
+    elif options.transport == "http":
+        app.run("streamable-http", host="127.0.0.1", port=options.port)
+    else:
+        app.run("sse", host="127.0.0.1", port=options.port)
+    if options.mode == "stubborn":
+        time.sleep(300)
+
+
+if __name__ == "__main__":
+    main()
