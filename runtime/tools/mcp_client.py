@@ -128,7 +128,12 @@ class McpConnection:
         session = self._session
         if session is None or self.state != "ready":
             raise McpUnavailable(self.failure or "not connected")
-        return await session.call_tool(name, args, read_timeout_seconds=self._call_timeout)
+        try:
+            return await session.call_tool(name, args, read_timeout_seconds=self._call_timeout)
+        except MCPError as exc:
+            if exc.code == mcp_types.CONNECTION_CLOSED:
+                self._wake.set()  # the connection's task reports the server as lost
+            raise
 
     async def close(self) -> None:
         """Stops the server (gracefully when connected; at once while starting)."""
@@ -176,10 +181,10 @@ class McpConnection:
             await self._process.wait_exit(0.5)
             if self._process.returncode is not None:
                 reason = describe_exit(self._process, with_stderr=True)
-        if self.state == "ready" and not self._closing:
-            await self._lost(reason)
-        elif self.state != "ready":
+        if self.state == "starting":
             self.failure = reason
+        elif self.state == "ready" and not self._closing:
+            await self._lost(reason)
 
     async def _lost(self, reason: str) -> None:
         if self._process is not None:

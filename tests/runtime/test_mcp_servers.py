@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -229,28 +229,37 @@ async def test_mcp_calls_go_through_policy_approval_and_truncation(
     assert len(host.requests) == 1  # neither the denied nor the allowed call asked
 
 
-@pytest.fixture
-def http_servers() -> Iterator[list[int]]:
-    with serve_over_http("http", "sse") as ports:
-        yield ports
-
-
-async def test_http_and_sse_servers_get_their_headers(
-    open_servers: list[McpServers], tmp_path: Path, http_servers: list[int]
+async def test_http_and_sse_servers_get_their_headers_and_their_end_is_reported(
+    open_servers: list[McpServers], tmp_path: Path
 ) -> None:
-    http_port, sse_port = http_servers
-    servers, tools = await connect(
-        open_servers,
-        tmp_path,
-        McpHttpServer("web", f"http://127.0.0.1:{http_port}/mcp", (("X-Token", "for http"),)),
-        McpSseServer("events", f"http://127.0.0.1:{sse_port}/sse", (("X-Token", "for sse"),)),
-        McpHttpServer("down", f"http://127.0.0.1:{http_port}/nothing-here"),
-    )
-    env = env_for(tmp_path)
-    web = await tools["mcp_web_header"].execute({"name": "X-Token"}, env)
-    events = await tools["mcp_events_header"].execute({"name": "X-Token"}, env)
-    assert (web.llm_content, events.llm_content) == ("for http", "for sse")
-    echoed = await tools["mcp_events_echo"].execute({"text": "over sse"}, env)
-    assert echoed.llm_content == "over sse"
-    [notice] = servers.take_notices()
-    assert notice.startswith("MCP server 'down' could not be reached (")
+    with serve_over_http("http", "sse") as (http_port, sse_port):
+        servers, tools = await connect(
+            open_servers,
+            tmp_path,
+            McpHttpServer("web", f"http://127.0.0.1:{http_port}/mcp", (("X-Token", "for http"),)),
+            McpSseServer("events", f"http://127.0.0.1:{sse_port}/sse", (("X-Token", "for sse"),)),
+            McpHttpServer("down", f"http://127.0.0.1:{http_port}/nothing-here"),
+        )
+        env = env_for(tmp_path)
+        web = await tools["mcp_web_header"].execute({"name": "X-Token"}, env)
+        events = await tools["mcp_events_header"].execute({"name": "X-Token"}, env)
+        assert (web.llm_content, events.llm_content) == ("for http", "for sse")
+        echoed = await tools["mcp_events_echo"].execute({"text": "over sse"}, env)
+        assert echoed.llm_content == "over sse"
+        [notice] = servers.take_notices()
+        assert notice.startswith("MCP server 'down' could not be reached (")
+
+    # Both servers are gone: calls fail at once, and the user is told once per server.
+    for name in ("mcp_web_echo", "mcp_events_echo"):
+        gone = await tools[name].execute({"text": "anyone?"}, env)
+        assert gone.is_error
+    notices: list[str] = []
+    for _ in range(100):
+        notices += servers.take_notices()
+        if len(notices) == 2:
+            break
+        await asyncio.sleep(0.02)
+    assert sorted(n.split(" stopped (")[0] for n in notices) == [
+        "MCP server 'events'",
+        "MCP server 'web'",
+    ]
