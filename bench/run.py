@@ -50,7 +50,7 @@ if str(ROOT) not in sys.path:
 from bench.client import AgentProcess, Received, Turn  # noqa: E402
 
 ECHO_AGENT = ROOT / "bench" / "echo_agent.py"
-GROUPS = ("spawn", "api", "fake", "cold", "oneshot")
+GROUPS = ("spawn", "api", "fake", "tools", "cold", "oneshot")
 STREAM_CHUNKS = 200
 WARM_PAUSE_S = 0.2
 SETTLE_MIN_S = 3.0
@@ -771,6 +771,10 @@ def run(runs: int, groups: Sequence[str]) -> tuple[list[Metric], list[str]]:
             counts = {"warm_prompts": 3, "streams": 3, "repeats": 3}
             script = box.script("fake.jsonl", 1 + counts["warm_prompts"], counts["streams"])
             metrics += measure_fake_model(adk_spec(box, script), echo, procs, script, **counts)
+        if "tools" in groups:
+            from bench.tools_bench import measure_tools
+
+            metrics += measure_tools(box, procs)
         if "cold" in groups:
             metrics.append(measure_cold_session_new(plain, echo, procs))
         if "oneshot" in groups:

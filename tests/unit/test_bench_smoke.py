@@ -92,3 +92,16 @@ def test_client_kill_reaps_the_process() -> None:
     started = time.perf_counter()
     agent.kill()
     assert agent.proc.returncode is not None and time.perf_counter() - started < 5
+
+
+def test_tool_round_trips_run_for_both_agents(box: bench.Sandbox) -> None:
+    from bench.tools_bench import tool_run, tools_script
+
+    script = box.root / "tools.jsonl"
+    script.write_text(tools_script(1), encoding="utf-8")
+    adk = bench.adk_spec(box, script)
+    fast = bench.AgentSpec(adk.name, adk.argv, adk.env, adk.cwd, settle=False)
+    reads, writes, cancels = tool_run(fast, 1)
+    floor = tool_run(bench.echo_spec(box), 1)
+    assert all(_is_figure(v) for v in (*reads, *writes, *cancels, *floor[0], *floor[1], *floor[2]))
+    assert (box.workspace / "out" / "bench_0.txt").read_text() == "line 0\n"
