@@ -301,7 +301,12 @@ class McpServers:
     async def close(self) -> None:
         if self._starting is not None and not self._starting.done():
             self._starting.cancel()
-        await asyncio.gather(*(c.close() for c in self.connections), return_exceptions=True)
+        results = await asyncio.gather(
+            *(c.close() for c in self.connections), return_exceptions=True
+        )
+        for connection, result in zip(self.connections, results, strict=True):
+            if isinstance(result, Exception):
+                logger.warning("MCP server %s did not close cleanly: %s", connection.name, result)
 
     async def _connect_all(self) -> None:
         await asyncio.gather(*(self._connect(c) for c in self.connections))
