@@ -49,6 +49,7 @@ import logging
 import os
 import shlex
 import signal
+import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,6 +75,23 @@ PROTOCOL_VERSION = 1
 STDOUT_LINE_LIMIT = 1 << 30  # messages may be tens of MB
 RESOURCE_NOT_FOUND = -32002
 _TOP_LEVEL_KEYS = {"jsonrpc", "id", "method", "params", "result", "error"}
+
+# The real agent as the end-to-end tests start it.
+AGENT_COMMAND = [sys.executable, "-m", "acp_server.cli"]
+# Anything from the developer's environment that would change which model or
+# credentials the agent picks, or where it traces: cleared for every test agent.
+CLEARED_ENV = (
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_MODEL",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_VERTEX_BASE_URL",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "ADK_ACP_TRACE_FILE",
+)
 
 # Results validated against acp.schema when the agent answers.
 _RESULT_MODELS: dict[str, Any] = {

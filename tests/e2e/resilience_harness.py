@@ -9,30 +9,17 @@ pauses (5-30 s for real) take milliseconds.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.acp_client import AcpTestClient, JsonObject
+from tests.e2e.acp_client import AGENT_COMMAND, CLEARED_ENV, AcpTestClient, JsonObject
 from tests.fakes.gemini_server import FakeGeminiServer, RecordedRequest
 
-AGENT = [sys.executable, "-m", "acp_server.cli"]
+AGENT = AGENT_COMMAND
 MakeAgent = Callable[..., Awaitable[AcpTestClient]]
 
-CLEARED_ENV = (
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GEMINI_MODEL",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-    "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION",
-    "GOOGLE_GEMINI_BASE_URL",
-    "GOOGLE_VERTEX_BASE_URL",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "ADK_ACP_TRACE_FILE",
-)
 
 PRO = "gemini-2.5-pro"
 FLASH = "gemini-2.5-flash"

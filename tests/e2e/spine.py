@@ -8,32 +8,17 @@ user's Gemini/Vertex settings, and (usually) the fake Gemini server as its model
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.acp_client import AcpTestClient
+from tests.e2e.acp_client import AGENT_COMMAND, CLEARED_ENV, AcpTestClient
 from tests.fakes.gemini_server import FakeGeminiServer
 
-AGENT = [sys.executable, "-m", "acp_server.cli"]
+AGENT = AGENT_COMMAND
 MakeAgent = Callable[..., Awaitable[AcpTestClient]]
 
-# Anything from the developer's environment that would change which model or
-# credentials the agent picks.
-CLEARED_ENV = (
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GEMINI_MODEL",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-    "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION",
-    "GOOGLE_GEMINI_BASE_URL",
-    "GOOGLE_VERTEX_BASE_URL",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "ADK_ACP_TRACE_FILE",
-)
 
 
 @dataclass

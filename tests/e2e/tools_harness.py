@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -21,24 +20,12 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.acp_client import AcpTestClient, JsonObject
+from tests.e2e.acp_client import AGENT_COMMAND, CLEARED_ENV, AcpTestClient, JsonObject
 from tests.fakes.gemini_server import FakeGeminiServer, RecordedRequest
 
-AGENT = [sys.executable, "-m", "acp_server.cli"]
+AGENT = AGENT_COMMAND
 MakeAgent = Callable[..., Awaitable[AcpTestClient]]
 
-CLEARED_ENV = (
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GEMINI_MODEL",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-    "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION",
-    "GOOGLE_GEMINI_BASE_URL",
-    "GOOGLE_VERTEX_BASE_URL",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "ADK_ACP_TRACE_FILE",
-)
 
 EDITOR: JsonObject = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
 BARE: JsonObject = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
