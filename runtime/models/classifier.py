@@ -8,14 +8,13 @@ JSON `{"reasoning": ..., "model_choice": "flash" | "pro"}`. Any failure
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 from collections.abc import Sequence
 
 from google.genai import types
 
 from runtime.models.content_generator import ContentGenerator
+from runtime.models.json_query import ask_json
 from runtime.models.policy_catalog import GEMINI_FLASH_LITE, family_models, is_auto_model
 from runtime.models.routing import RoutingContext, RoutingDecision, RoutingStrategy
 
@@ -91,21 +90,15 @@ class ClassifierStrategy(RoutingStrategy):
         contents = recent_turns(context.contents, self._history_turns)
         if not contents:
             return None
-        config = types.GenerateContentConfig(
+        answer = await ask_json(
+            self._generator,
+            model=self._model,
+            contents=contents,
             system_instruction=CLASSIFIER_SYSTEM_PROMPT,
-            response_mime_type="application/json",
-            response_schema=CLASSIFIER_SCHEMA,
-            temperature=0.0,
+            schema=CLASSIFIER_SCHEMA,
+            what="routing classifier",
         )
-        try:
-            response = await self._generator.generate_content(
-                model=self._model, contents=contents, config=config
-            )
-            answer = json.loads(response.text or "")
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            logger.warning("routing classifier failed; skipped", exc_info=True)
+        if answer is None:
             return None
         choice = answer.get("model_choice") if isinstance(answer, dict) else None
         if choice not in ("flash", "pro"):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import math
 import re
@@ -34,6 +33,7 @@ from typing import Any, Literal
 from google.genai import types
 
 from runtime.models.content_generator import ContentGenerator
+from runtime.models.json_query import ask_json
 from runtime.models.tokens import compact_json
 
 logger = logging.getLogger(__name__)
@@ -256,24 +256,16 @@ class LlmLoopCheck:
         if not contents:
             return None
         contents.append(types.Content(role="user", parts=[types.Part(text=LLM_CHECK_TASK)]))
-        config = types.GenerateContentConfig(
+        answer = await ask_json(
+            self._generator,
+            model=self._model,
+            contents=contents,
             system_instruction=LLM_CHECK_SYSTEM_PROMPT,
-            response_mime_type="application/json",
-            response_schema=LLM_CHECK_SCHEMA,
-            temperature=0.0,
+            schema=LLM_CHECK_SCHEMA,
+            what="loop detection LLM check",
         )
-        try:
-            response = await self._generator.generate_content(
-                model=self._model, contents=contents, config=config
-            )
-            answer = json.loads(response.text or "")
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            logger.warning("loop detection LLM check failed", exc_info=True)
+        if answer is None:
             return None
-        if not isinstance(answer, dict):
-            answer = {}
         confidence = answer.get("unproductive_state_confidence")
         if not isinstance(confidence, int | float) or isinstance(confidence, bool):
             logger.warning("loop detection LLM check gave no confidence: %r", answer)
