@@ -21,6 +21,7 @@ from runtime.tools.tool_support import (
     error_from_exception,
     error_result,
     location,
+    parse_error,
     required_str,
     resolve,
     short_title_arg,
@@ -131,11 +132,7 @@ class GlobTool(GcliTool):
         }
 
     def validate(self, args: dict[str, Any]) -> str | None:
-        try:
-            _parse_glob(args)
-        except ArgError as exc:
-            return str(exc)
-        return None
+        return parse_error(_parse_glob, args)
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         pattern = args.get("pattern") if isinstance(args.get("pattern"), str) else ""

@@ -20,6 +20,7 @@ from runtime.tools.tool_support import (
     error_result,
     int_arg,
     location,
+    parse_error,
     required_str,
     resolve,
     short_title_arg,
@@ -193,11 +194,7 @@ class GrepSearchTool(GcliTool):
         }
 
     def validate(self, args: dict[str, Any]) -> str | None:
-        try:
-            _parse_grep(args)
-        except ArgError as exc:
-            return str(exc)
-        return None
+        return parse_error(_parse_grep, args)
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         pattern = args.get("pattern") if isinstance(args.get("pattern"), str) else ""

@@ -21,6 +21,7 @@ from runtime.tools.tool_support import (
     bool_arg,
     error_from_exception,
     files_of,
+    parse_error,
     resolve,
     short_title_arg,
     shown,
@@ -150,11 +151,7 @@ class ReadManyFilesTool(GcliTool):
         }
 
     def validate(self, args: dict[str, Any]) -> str | None:
-        try:
-            _parse(args)
-        except ArgError as exc:
-            return str(exc)
-        return None
+        return parse_error(_parse, args)
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         include = args.get("include")

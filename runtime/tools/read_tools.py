@@ -20,6 +20,7 @@ from runtime.tools.tool_support import (
     files_of,
     int_arg,
     location,
+    parse_error,
     required_str,
     resolve,
     shown,
@@ -145,11 +146,7 @@ class ReadFileTool(GcliTool):
         }
 
     def validate(self, args: dict[str, Any]) -> str | None:
-        try:
-            _parse_read(args)
-        except ArgError as exc:
-            return str(exc)
-        return None
+        return parse_error(_parse_read, args)
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         raw = args.get("file_path")
@@ -258,11 +255,7 @@ class ListDirectoryTool(GcliTool):
         }
 
     def validate(self, args: dict[str, Any]) -> str | None:
-        try:
-            _parse_list(args)
-        except ArgError as exc:
-            return str(exc)
-        return None
+        return parse_error(_parse_list, args)
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         raw = args.get("dir_path")

@@ -22,6 +22,7 @@ from runtime.tools.tool_support import (
     error_from_exception,
     error_result,
     location,
+    parse_error,
     required_str,
     resolve,
     short_title_arg,
@@ -128,11 +129,7 @@ class RunShellCommandTool(GcliTool):
         }
 
     def validate(self, args: dict[str, Any]) -> str | None:
-        try:
-            _parse(args)
-        except ArgError as exc:
-            return str(exc)
-        return None
+        return parse_error(_parse, args)
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         command = args.get("command") if isinstance(args.get("command"), str) else ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,15 @@ def commands_of(env: ToolEnv) -> CommandRunner:
         commands = CommandRunner(env.host)
         env.commands = commands
     return commands
+
+
+def parse_error(parse: Callable[[dict[str, Any]], object], args: dict[str, Any]) -> str | None:
+    """A tool's `validate`: the message of the ArgError `parse(args)` raises, else None."""
+    try:
+        parse(args)
+    except ArgError as exc:
+        return str(exc)
+    return None
 
 
 def error_result(message: str, error_type: str) -> ToolResult:

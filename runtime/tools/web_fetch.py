@@ -19,7 +19,13 @@ import httpx
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.html_text import html_to_text
-from runtime.tools.tool_support import ArgError, error_result, required_str, short_title_arg
+from runtime.tools.tool_support import (
+    ArgError,
+    error_result,
+    parse_error,
+    required_str,
+    short_title_arg,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -112,11 +118,7 @@ class WebFetchTool(GcliTool):
         }
 
     def validate(self, args: dict[str, Any]) -> str | None:
-        try:
-            _parse(args)
-        except ArgError as exc:
-            return str(exc)
-        return None
+        return parse_error(_parse, args)
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         prompt = args.get("prompt") if isinstance(args.get("prompt"), str) else ""
