@@ -71,6 +71,9 @@ def _setup_logging(args: argparse.Namespace) -> None:
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    from runtime.services.secrets import RedactingFilter
+
+    handler.addFilter(RedactingFilter())  # no key, token or private key reaches a log
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
@@ -172,7 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         _exit_now(2)
     flags = _flags(args)
     threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
-    loader.join()
+    while loader.is_alive():
+        if reader.only_eof_left(0.02):  # the editor went away before anything else: no session to close
+            logging.getLogger("acp_server").info("stdin closed; shutting down")
+            _exit_now(0)
 
     from acp_server.serve import serve
 

@@ -21,24 +21,24 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import IO, Any
 
-_patterns: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+_secret_key: re.Pattern[str] | None = None
 
 
-def _secret_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    global _patterns
-    if _patterns is None:
+def _secret_key_pattern() -> re.Pattern[str]:
+    global _secret_key
+    if _secret_key is None:
         import re
 
-        _patterns = (
-            re.compile(r"(api[-_]?key|token|secret|password|authorization|credential)", re.I),
-            re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
-        )
-    return _patterns
+        _secret_key = re.compile(r"(api[-_]?key|token|secret|password|authorization|credential)", re.I)
+    return _secret_key
 
 
 def redact(value: Any) -> Any:
-    """Copy of a JSON value with secrets replaced by '***'."""
-    secret_key, google_key = _secret_patterns()
+    """Copy of a JSON value with secrets replaced by '***': values under secret-sounding
+    keys, and known secret shapes (runtime.services.secrets) anywhere."""
+    from runtime.services.secrets import redact_text
+
+    secret_key = _secret_key_pattern()
     if isinstance(value, dict):
         return {
             k: ("***" if secret_key.search(k) and isinstance(v, str) else redact(v)) for k, v in value.items()
@@ -46,7 +46,7 @@ def redact(value: Any) -> Any:
     if isinstance(value, list):
         return [redact(v) for v in value]
     if isinstance(value, str):
-        return google_key.sub("***", value)
+        return redact_text(value)
     return value
 
 
@@ -61,7 +61,9 @@ class Trace:
         try:
             msg: Any = redact(json.loads(raw))
         except (ValueError, UnicodeDecodeError, RecursionError):
-            msg = _secret_patterns()[1].sub("***", raw.decode("utf-8", "replace"))
+            from runtime.services.secrets import redact_text
+
+            msg = redact_text(raw.decode("utf-8", "replace"))
         import time
 
         line = json.dumps({"ts": time.time(), "dir": direction, "msg": msg}) + "\n"
@@ -128,6 +130,7 @@ class StdinReader:
         self._lock = threading.Condition()
         self._pending: list[bytes | None] = []
         self._deliver: Callable[[bytes | None], None] | None = None
+        self._eof = threading.Event()
         self._thread = threading.Thread(target=self._run, name="acp-stdin", daemon=True)
 
     def start(self) -> None:
@@ -156,7 +159,15 @@ class StdinReader:
                     self._pending.append(item)
                     self._lock.notify_all()
             if item is None:
+                self._eof.set()
                 return
+
+    def only_eof_left(self, timeout: float) -> bool:
+        """Wait up to `timeout` for EOF; True when stdin has closed and no line is left unread."""
+        if not self._eof.wait(timeout):
+            return False
+        with self._lock:
+            return self._deliver is None and self._pending == [None]
 
     def attach_trace(self, trace: Trace) -> None:
         """Start tracing; lines read before (the initialize request) are traced first."""
@@ -188,6 +199,10 @@ class StdinReader:
             self._deliver = deliver
 
 
+def _reject(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def answer_initialize(line: bytes, output: Output) -> tuple[bool, dict[str, Any] | None]:
     """Answer an `initialize` request at once.
 
@@ -198,11 +213,14 @@ def answer_initialize(line: bytes, output: Output) -> tuple[bool, dict[str, Any]
     which answers it with the proper error.
     """
     try:
-        message = json.loads(line)
+        message = json.loads(line, parse_constant=_reject)
     except (ValueError, RecursionError):
         return False, None
-    if not isinstance(message, dict) or message.get("method") != "initialize" or "id" not in message:
+    if not isinstance(message, dict) or message.get("method") != "initialize":
         return False, None
+    msg_id = message.get("id")
+    if isinstance(msg_id, bool) or not isinstance(msg_id, str | int):
+        return False, None  # the engine answers a bad id (or a notification) properly
     if message.get("jsonrpc") != "2.0":
         return False, None
     params = message.get("params")

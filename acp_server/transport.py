@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -61,12 +62,57 @@ class AcpRpcProtocol(JsonRPCProtocol):
             return
         super()._handle_notification(method_name, params)
 
+    def _handle_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+        """Match a client's answer to our request; late and unknown answers are dropped quietly.
+
+        After `session/cancel`, clients still answer the requests we abandoned
+        (`terminal/wait_for_exit`, a permission): their futures are already
+        cancelled, so setting a result would raise InvalidStateError.
+        """
+        future = self._request_futures.pop(msg_id, None)
+        if future is None:
+            logger.info("dropped a response to unknown request id %s", _short(msg_id))
+            return
+        if future.done():
+            logger.debug("dropped a late response to abandoned request %s", _short(msg_id))
+            return
+        if error is not None:
+            future.set_exception(JsonRpcException.from_error(error))
+        else:
+            future.set_result(result)
+
     def _cancel_incoming(self, request_id: Any) -> None:
         future = self._request_futures.get(request_id)
         if future is None:
             logger.info("cancel for unknown or finished request %r", request_id)
             return
         future.cancel()
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """A client-supplied value for a log line, cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+class _NumberOutOfRange(ValueError):
+    """A number too large for a float (1e999): the JSON is valid, the params are not."""
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NumberOutOfRange(f"number out of range: {_cut(text, 40)}")
+    return value
+
+
+def _valid_id(value: Any) -> bool:
+    """JSON-RPC ids we answer: strings and integers (null is answered as invalid)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _error(code: int, message: str, data: Any = None) -> JsonRpcException:
@@ -110,37 +156,79 @@ class JsonRpcEngine:
     # ------------------------------------------------------------ incoming lines
 
     def feed(self, line: bytes) -> None:
-        try:
-            data = json.loads(line)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # too deep is malformed too
-            self._reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
-            return
-        if not isinstance(data, dict):
-            self._reply_error(None, INVALID_REQUEST, "Invalid Request: expected a JSON object")
-            return
-        msg_id = data.get("id")
-        if data.get("jsonrpc") != "2.0":
-            self._reply_error(msg_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
-            return
-        if "method" in data:
-            if not isinstance(data["method"], str):
-                self._reply_error(msg_id, INVALID_REQUEST, "Invalid Request: method must be a string")
-                return
-            data.setdefault("params", None)
-        elif "id" not in data or not ("result" in data or "error" in data):
-            self._reply_error(msg_id, INVALID_REQUEST, "Invalid Request: neither a request nor a response")
+        data = self._parse(line)
+        if data is None:
             return
         try:
             message = self.protocol.structure_message(data)
         except JsonRpcException as exc:
-            self._reply_error(msg_id, exc.code, exc.message)
+            self._reply_error(data.get("id"), exc.code, exc.message)
             return
         try:
             self.protocol.handle_message(message)
         except Exception:  # noqa: BLE001 - the server keeps serving whatever one message does
             logger.exception("failed to handle message")
             if "method" in data and "id" in data:
-                self._reply_error(msg_id, INTERNAL_ERROR, "Internal error while dispatching the request")
+                self._reply_error(data["id"], INTERNAL_ERROR, "Internal error while dispatching the request")
+
+    def _parse(self, line: bytes) -> dict[str, Any] | None:
+        """The message in `line` if it is a JSON-RPC 2.0 message we can act on; otherwise
+        the error is answered (id null unless the message had a valid id) and None returned."""
+        try:
+            data = json.loads(line, parse_constant=_reject_constant, parse_float=_parse_float)
+        except _NumberOutOfRange as exc:
+            self._reply_out_of_range(line, str(exc))
+            return None
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # too deep is malformed too
+            self._reply_error(None, PARSE_ERROR, f"Parse error: {_cut(str(exc))}")
+            return None
+        if not isinstance(data, dict):
+            self._reply_error(None, INVALID_REQUEST, "Invalid Request: expected a JSON object")
+            return None
+        has_id = "id" in data
+        msg_id = data.get("id")
+        reply_id = msg_id if _valid_id(msg_id) else None
+        if "method" not in data:  # a response to one of our requests
+            if has_id and ("result" in data) != ("error" in data) and _valid_id(msg_id):
+                if "error" in data and not _is_error_object(data["error"]):
+                    logger.info("dropped a malformed error response to request %s", _short(msg_id))
+                    return None
+                return data
+            if has_id and ("result" in data or "error" in data):
+                logger.info("dropped a response with an invalid id %s", _short(msg_id))
+                return None
+            self._reply_error(reply_id, INVALID_REQUEST, "Invalid Request: neither a request nor a response")
+            return None
+        problem = None
+        notification_params = False
+        if data.get("jsonrpc") != "2.0":
+            problem = '"jsonrpc" must be "2.0"'
+        elif not isinstance(data["method"], str):
+            problem = "method must be a string"
+        elif has_id and not _valid_id(msg_id):
+            problem = "id must be a string or an integer"
+        elif data.get("params") is not None and not isinstance(data["params"], dict | list):
+            problem = "params must be an object or an array"
+            notification_params = not has_id
+        if problem is not None:
+            if not notification_params:
+                self._reply_error(reply_id, INVALID_REQUEST, f"Invalid Request: {problem}")
+            else:
+                logger.info("dropped an invalid notification: %s", problem)
+            return None
+        data.setdefault("params", None)
+        return data
+
+    def _reply_out_of_range(self, line: bytes, problem: str) -> None:
+        """Valid JSON with an unusable number: -32602 for a request, nothing for the rest."""
+        loose = json.loads(line)  # parses now: the only problem was the number
+        msg_id = loose.get("id") if isinstance(loose, dict) else None
+        if isinstance(loose, dict) and isinstance(loose.get("method"), str) and _valid_id(msg_id):
+            self._reply_error(msg_id, INVALID_PARAMS, f"Invalid params: {problem}")
+        elif isinstance(loose, dict) and "method" in loose and "id" in loose:
+            self._reply_error(None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+        else:
+            logger.info("dropped a message with a %s", problem)
 
     def _reply_error(self, msg_id: Any, code: int, message: str) -> None:
         self._output.send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
@@ -201,6 +289,19 @@ class JsonRpcEngine:
     async def request(self, method: str, params: Any) -> Any:
         """Send a request to the client and wait for its result (raises JsonRpcException)."""
         return await self.protocol.send_request_async(method, dump(params))
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def _is_error_object(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("code"), int)
+        and not isinstance(value.get("code"), bool)
+        and isinstance(value.get("message", ""), str)
+    )
 
 
 def _summary(exc: ValidationError) -> str:

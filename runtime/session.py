@@ -9,6 +9,7 @@ GcliSessionService, and the AdkAgentProtocol on top. The returned
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -78,6 +79,7 @@ class AgentSession:
         from runtime.adk.agent import GcliLlmAgent
         from runtime.adk.agent_protocol import AdkAgentProtocol
         from runtime.adk.model import GcliAgentModel
+        from runtime.adk.stream_control import StreamControl
         from runtime.adk.processors import gcli_processors
         from runtime.adk.resilience import GcliResilience, ModelState
         from runtime.adk.session_service import GcliSessionService
@@ -112,8 +114,12 @@ class AgentSession:
         system_prompt = build_system_prompt(
             spec.config.workspace, spec.config.home, extra_roots=spec.additional_roots
         )
+        self.stream_control = StreamControl()
         self.model = GcliAgentModel(
-            model=self.models.default_model, generator=generator, resilience=GcliResilience(self.models)
+            model=self.models.default_model,
+            generator=generator,
+            resilience=GcliResilience(self.models),
+            control=self.stream_control,
         )
         masking = ToolOutputMaskingService(spec.config.temp_dir / "tool-outputs" / f"session-{self.id}")
         self.scheduler = self._scheduler(spec)
@@ -148,6 +154,7 @@ class AgentSession:
             current_model=lambda: self.models.default_model,
             context_window=DEFAULT_CONTEXT_WINDOW,
             on_new_prompt=[self.models.new_prompt, *([self.mcp.flush_notices] if self.mcp else ())],
+            control=self.stream_control,
         )
 
     def _mcp_toolset(self, spec: SessionSpec) -> Any:
@@ -166,6 +173,7 @@ class AgentSession:
         """The design's scheduler for this session: catalog, policy, hooks, editor-routed I/O."""
         from runtime.adk.agent_protocol import StopRequest
         from runtime.host import HeadlessHost
+        from runtime.services.secrets import allowlist_from
         from runtime.tools.adk_tool import ProtocolToolEventSink
         from runtime.tools.base import ToolEnv
         from runtime.tools.catalog import build_catalog
@@ -183,7 +191,7 @@ class AgentSession:
             session_id=self.id,
             temp_dir=config.temp_dir,
             files=FileAccess(spec.host),
-            commands=CommandRunner(spec.host),
+            commands=CommandRunner(spec.host, env_allowlist=allowlist_from(config.settings)),
         )
         self.policy = PolicyEngine(
             workspace_root=config.workspace, user_home=config.home, plans_dir=config.temp_dir / "plans"
@@ -200,6 +208,7 @@ class AgentSession:
                 cwd=config.workspace,
                 session_id=self.id,
                 disabled=tuple(hooks_config.get("disabled") or ()),
+                env_allowlist=allowlist_from(config.settings),
             )
         return Scheduler(
             tools=self.scheduler_tools,
@@ -246,7 +255,17 @@ class AgentSession:
 
         plugins: list[Any] = []
         if spec.kind == "main":
-            plugins.append(LoopDetectionAdkPlugin(LoopDetectionService(), on_loop))
+            def on_nudge(verdict: LoopVerdict) -> None:
+                self.protocol.notice(
+                    f"A possible loop was detected ({verdict.detail}); "
+                    "the model was asked to step back and check its progress."
+                )
+
+            plugins.append(
+                LoopDetectionAdkPlugin(
+                    LoopDetectionService(), on_loop, control=self.stream_control, on_nudge=on_nudge
+                )
+            )
         limits = spec.config.limits
         if limits.max_turns:
             plugins.append(MaxTurnsAdkPlugin(limits.max_turns, on_limit))
@@ -281,6 +300,14 @@ class AgentSession:
         finally:
             if self.mcp is not None:
                 await self.mcp.servers.close()
+            await asyncio.to_thread(self._remove_tool_outputs)
+
+    def _remove_tool_outputs(self) -> None:
+        """Full tool outputs (truncated or masked) live as long as their session."""
+        import shutil
+
+        outputs = self.spec.config.temp_dir / "tool-outputs" / f"session-{self.id}"
+        shutil.rmtree(outputs, ignore_errors=True)
 
 
 async def create_session(spec: SessionSpec) -> AgentSession:

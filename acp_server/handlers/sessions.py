@@ -23,12 +23,19 @@ if TYPE_CHECKING:
 
 
 def _directory(raw: str, what: str) -> Path:
+    shown = raw if len(raw) <= 200 else f"{raw[:200]}… ({len(raw)} chars)"
     path = Path(raw)
     if not path.is_absolute():
-        raise invalid_params(f"{what} must be an absolute path, got {raw!r}")
-    if not path.is_dir():
-        raise invalid_params(f"{what} does not exist or is not a directory: {raw}")
-    return path.resolve()
+        raise invalid_params(f"{what} must be an absolute path, got {shown!r}")
+    try:
+        usable = path.is_dir()
+        resolved = path.resolve() if usable else path
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a loop of links
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise invalid_params(f"{what} is not a usable directory ({reason}): {shown}") from None
+    if not usable:
+        raise invalid_params(f"{what} does not exist or is not a directory: {shown}")
+    return resolved
 
 
 def mcp_servers(entries: list[Any]) -> tuple[McpServerConfig, ...]:

@@ -25,8 +25,10 @@ from typing import Any
 
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.runners import Runner
+from google.genai import types
 
 from runtime.adk.content import user_content
+from runtime.adk.stream_control import StreamControl
 from runtime.adk.translator import HTTP_TO_STATUS, AdkEventTranslator
 from runtime.errors import ModelError, StreamActiveError
 from runtime.protocol import (
@@ -105,7 +107,9 @@ class AdkAgentProtocol(AgentProtocol):
         context_window: int,
         on_new_prompt: list[Callable[[], None]] | None = None,
         max_llm_calls: int = 500,
+        control: StreamControl | None = None,
     ) -> None:
+        self._control = control
         self._runner = runner
         self._user_id = user_id
         self._session_id = session_id
@@ -243,16 +247,18 @@ class AdkAgentProtocol(AgentProtocol):
         reason: AgentEndReason = "completed"
         data: dict[str, Any] | None = None
         try:
-            message = user_content(payload.content)
-            async for event in self._runner.run_async(
-                user_id=self._user_id,
-                session_id=self._session_id,
-                new_message=message,
-                run_config=self._run_config,
-                abort_signal=self._abort,
-            ):
-                for out in translator.translate(event):
-                    self._emit(out)
+            message: types.Content | None = user_content(payload.content)
+            while message is not None:
+                async for event in self._runner.run_async(
+                    user_id=self._user_id,
+                    session_id=self._session_id,
+                    new_message=message,
+                    run_config=self._run_config,
+                    abort_signal=self._abort,
+                ):
+                    for out in translator.translate(event):
+                        self._emit(out)
+                message = self._follow_up()
             reason = translator.end_reason()
             if translator.finish_reason and reason != "completed":
                 data = {"finishReason": translator.finish_reason}
@@ -287,6 +293,13 @@ class AdkAgentProtocol(AgentProtocol):
                         )
                     )
             self._emit(AgentEndEvent(id=ids(), stream_id=stream_id, reason=reason, data=data or None))
+
+    def _follow_up(self) -> types.Content | None:
+        """A user turn a guard left to send within this prompt (a loop nudge), if any."""
+        text = self._control.take_follow_up() if self._control is not None else None
+        if text is None or self._stop is not None or (self._abort is not None and self._abort.is_set()):
+            return None
+        return types.Content(role="user", parts=[types.Part(text=text)])
 
     def _announce_model(self, stream_id: str) -> None:
         model = self._current_model()

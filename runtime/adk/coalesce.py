@@ -13,7 +13,7 @@ reason, usage and model version of the last chunk win.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from google.genai import types
 
@@ -60,7 +60,9 @@ def merge_chunks(chunks: list[types.GenerateContentResponse]) -> types.GenerateC
     )
 
 
-async def coalesced(stream: AsyncIterator[types.GenerateContentResponse]) -> AsyncIterator[types.GenerateContentResponse]:
+async def coalesced(
+    stream: AsyncIterator[types.GenerateContentResponse],
+) -> AsyncGenerator[types.GenerateContentResponse, None]:
     """Yield merged batches of what `stream` produced since the last yield."""
     queue: asyncio.Queue[object] = asyncio.Queue()
 

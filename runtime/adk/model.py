@@ -22,6 +22,7 @@ from google.adk.utils.streaming_utils import StreamingResponseAggregator
 from google.genai import types
 from pydantic import ConfigDict, Field
 
+from runtime.adk.stream_control import StreamControl
 from runtime.adk.coalesce import coalesced
 from runtime.models.content_generator import ContentGenerator
 
@@ -71,6 +72,7 @@ class GcliAgentModel(BaseLlm):
     generator: Any = Field(exclude=True)
     resilience: Any = Field(default_factory=ModelResilience, exclude=True)
     on_model_used: Callable[[str], Awaitable[None] | None] | None = Field(default=None, exclude=True)
+    control: StreamControl | None = Field(default=None, exclude=True)
 
     @property
     def capabilities(self) -> Any:
@@ -90,6 +92,13 @@ class GcliAgentModel(BaseLlm):
         async for response in self.resilience.run(llm_request, attempt):
             yield response
 
+    def _watch(self, partial: LlmResponse) -> bool:
+        """Let the session's guards see the streamed text; True to end the stream here."""
+        if self.control is None or not partial.partial or partial.content is None:
+            return False
+        text = "".join(p.text for p in partial.content.parts or () if p.text and not p.thought)
+        return bool(text) and self.control.watch_text(text)
+
     async def _attempt(
         self, llm_request: LlmRequest, model: str, stream: bool
     ) -> AsyncGenerator[LlmResponse, None]:
@@ -107,15 +116,26 @@ class GcliAgentModel(BaseLlm):
             return
         aggregator = StreamingResponseAggregator()
         last_usage: types.GenerateContentResponseUsageMetadata | None = None
-        stream = generator.generate_content_stream(model=model, contents=llm_request.contents, config=config)
-        async for chunk in coalesced(stream):
-            if chunk.usage_metadata:
-                last_usage = chunk.usage_metadata
-            if chunk.candidates and len(chunk.candidates) > 1:
-                chunk.candidates = chunk.candidates[:1]
-            async for partial in aggregator.process_response(chunk):
-                partial.model_version = partial.model_version or model
-                yield partial
+        chunks = coalesced(
+            generator.generate_content_stream(model=model, contents=llm_request.contents, config=config)
+        )
+        try:
+            async for chunk in chunks:
+                if chunk.usage_metadata:
+                    last_usage = chunk.usage_metadata
+                if chunk.candidates and len(chunk.candidates) > 1:
+                    chunk.candidates = chunk.candidates[:1]
+                cut = False
+                async for partial in aggregator.process_response(chunk):
+                    partial.model_version = partial.model_version or model
+                    cut = self._watch(partial)
+                    yield partial
+                    if cut:
+                        break
+                if cut:
+                    break  # a guard ended the stream (a loop): read no further
+        finally:
+            await chunks.aclose()
         final = aggregator.close()
         if final is not None:
             if last_usage:

@@ -62,6 +62,9 @@ class ToolEnv:
     files: Any = None  # runtime.tools.files.FileAccess, set by the session
     commands: Any = None  # runtime.tools.shell.CommandRunner, set by the session
     on_progress: ProgressCallback | None = None
+    preview: tuple[DisplayContent, ...] = ()
+    """What `preview` showed the user for this call (set for `execute` only): an edit
+    tool writes from the text its approved diff was made of, without reading again."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -33,7 +33,12 @@ logger = logging.getLogger(__name__)
 
 
 async def _current_text(env: ToolEnv, path: Path) -> str | None:
-    """The file's text now (editor buffer first), None when it does not exist."""
+    """The file's text (editor buffer first), None when it does not exist.
+
+    At execution, the text the approved diff was made of (one read per edit)."""
+    for shown_diff in env.preview:
+        if isinstance(shown_diff, DisplayDiff) and shown_diff.path == str(path):
+            return shown_diff.before_text
     try:
         return await files_of(env).read_text(path)
     except FileNotFoundError:

@@ -14,10 +14,12 @@ no listing API.
 
 Contract for the Host implementer (`acp_server/host.py`):
 
-- `read_text_file(path)` must raise `FileNotFoundError` when the editor answers
-  that the file does not exist (JSON-RPC -32002 "resource not found", or an
-  equivalent error message). FileAccess lets it through unchanged, and tools
-  treat it as "no such file" (`write_file` / `replace` then create the file).
+- Whether a file exists is decided from the local disk before the editor is
+  asked: a file missing on disk raises `FileNotFoundError` without a request
+  (the official clients answer a missing file with -32603, Zed with empty text),
+  and tools treat it as "no such file" (`write_file` / `replace` then create it).
+  `read_text_file(path)` may still raise `FileNotFoundError` (the file vanished
+  in between); FileAccess lets it through unchanged.
 - Any other exception from the host (a `CapabilityNotOffered`, a JSON-RPC error,
   a lost connection) propagates; tools report it to the model as a failed call.
 - `write_text_file(path, content)` writes the whole content; FileAccess creates
@@ -38,7 +40,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.errors import ToolError
+from runtime.errors import PathOutsideWorkspaceError, ToolError
 from runtime.host import Host
 
 logger = logging.getLogger(__name__)
@@ -153,6 +155,10 @@ class FileAccess:
         """The file's whole text. See the class docstring for the errors."""
         _require_absolute(path)
         local = await asyncio.to_thread(self._local_precheck, path)
+        if local is None:
+            # Missing is decided from the disk, never from the editor's answer: real
+            # clients answer a missing file with -32603 (or, like Zed, empty text).
+            raise FileNotFoundError(f"File not found: {path}")
         if self._read_via_host and self._host is not None:
             text = await self._host.read_text_file(path)
             if "\x00" in text[:_SNIFF_BYTES]:
@@ -160,8 +166,6 @@ class FileAccess:
             if len(text) > self._max_file_bytes:
                 raise FileTooLargeError(self._too_large_message(path, len(text)))
             return text
-        if local is None:
-            raise FileNotFoundError(f"File not found: {path}")
         return await asyncio.to_thread(self._read_local, path)
 
     def _local_precheck(self, path: Path) -> os.stat_result | None:
@@ -176,6 +180,12 @@ class FileAccess:
             raise FileTooLargeError(self._too_large_message(path, st.st_size))
         if not stat_module.S_ISREG(st.st_mode):
             raise ToolError(f"Not a regular file (a device, socket or pipe): {path}")
+        if st.st_nlink > 1:
+            # Another name for the same file may lie outside the workspace: treated as outside.
+            raise PathOutsideWorkspaceError(
+                f"{path} has {st.st_nlink} hard links; a hard-linked file counts as outside "
+                "the workspace and is not read"
+            )
         with open(path, "rb") as handle:
             if looks_binary(handle.read(_SNIFF_BYTES)):
                 raise BinaryFileError(f"Cannot read binary file as text: {path}")

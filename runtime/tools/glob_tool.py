@@ -15,6 +15,7 @@ from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.gitignore import walk
 from runtime.tools.globs import compile_glob, has_magic
+from runtime.tools.paths import resolve_in_roots
 from runtime.tools.tool_support import (
     ArgError,
     bool_arg,
@@ -70,12 +71,18 @@ def _parse_glob(args: dict[str, Any]) -> _GlobArgs:
 
 
 def _glob_files(
-    base: Path, pattern: str, case_sensitive: bool, respect_git_ignore: bool
+    base: Path,
+    pattern: str,
+    case_sensitive: bool,
+    respect_git_ignore: bool,
+    roots: tuple[Path, ...],
 ) -> list[tuple[Path, float]]:
     prefix, rest = _split_literal_prefix(pattern)
     walk_base = base
     if prefix and (base / prefix).is_dir():
-        walk_base, pattern = base / prefix, rest
+        # The literal head is walked into directly, so it is confined like any path:
+        # `../../etc/*` or a symlinked directory leading out is refused, not listed.
+        walk_base, pattern = resolve_in_roots(base / prefix, roots), rest
     regex = compile_glob(pattern, case_sensitive)
     wants_modules = "node_modules" in pattern
 
@@ -156,7 +163,12 @@ class GlobTool(GcliTool):
             if not base.is_dir():
                 return error_result(f"Directory not found: {shown(env, base)}", "file_not_found")
             found = await asyncio.to_thread(
-                _glob_files, base, pattern, parsed.case_sensitive, parsed.respect_git_ignore
+                _glob_files,
+                base,
+                pattern,
+                parsed.case_sensitive,
+                parsed.respect_git_ignore,
+                env.roots,
             )
         except (RuntimeAgentError, OSError) as exc:
             return error_from_exception(exc)

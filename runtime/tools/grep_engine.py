@@ -32,6 +32,7 @@ from runtime.errors import ToolError
 from runtime.tools.files import MAX_FILE_BYTES, decode_text
 from runtime.tools.gitignore import walk
 from runtime.tools.globs import expand_braces
+from runtime.tools.sensitive import SENSITIVE_GLOBS, is_sensitive_file
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +136,9 @@ def _rg_args(rg: str, query: GrepQuery, path_arg: str) -> list[str]:
     if query.include:
         for pattern in expand_braces(query.include):
             args += ["--glob", pattern]
+    if path_arg == ".":  # searching a directory: files that may hold secrets stay unread
+        for pattern in SENSITIVE_GLOBS:
+            args += ["--glob", f"!{pattern}"]
     args += ["--regexp", query.pattern, "--", path_arg]
     return args
 
@@ -250,6 +254,8 @@ def _python_search(query: GrepQuery, stop: threading.Event) -> GrepOutcome:
         if stop.is_set():
             break
         if entry.is_dir or (include is not None and not include.match_file(entry.rel)):
+            continue
+        if is_sensitive_file(entry.path):
             continue
         if not _search_file(entry.path, regex, collector):
             break

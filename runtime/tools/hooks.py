@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import now_iso
+from runtime.services.secrets import child_environment
 from runtime.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -199,7 +200,9 @@ class CommandToolHooks:
         session_id: str,
         transcript_path: str = "",
         disabled: Sequence[str] = (),
+        env_allowlist: Sequence[str] = (),
     ) -> None:
+        self._env_allowlist = tuple(env_allowlist)
         self._before = parse_hook_groups(settings_hooks, "BeforeTool", disabled)
         self._after = parse_hook_groups(settings_hooks, "AfterTool", disabled)
         self._project_dir = project_dir
@@ -285,7 +288,7 @@ class CommandToolHooks:
 
     async def _run_one(self, hook: CommandHook, data: dict[str, Any]) -> HookAnswer:
         env = {
-            **os.environ,
+            **child_environment(self._env_allowlist),
             "GEMINI_PROJECT_DIR": str(self._project_dir),
             "GEMINI_CWD": str(self._cwd),
             "GEMINI_SESSION_ID": self._session_id,

@@ -16,6 +16,7 @@ from runtime.tools.files import BinaryFileError, FileTooLargeError
 from runtime.tools.gitignore import walk
 from runtime.tools.globs import any_glob_match, compile_glob, has_magic
 from runtime.tools.read_tools import MEDIA_EXTENSIONS, window
+from runtime.tools.sensitive import is_sensitive_file
 from runtime.tools.tool_support import (
     ArgError,
     bool_arg,
@@ -100,7 +101,11 @@ def _collect(env: ToolEnv, parsed: _ManyArgs) -> tuple[list[Path], list[str]]:
         for entry in walk(root, skip_dir=_skip_default_dir):
             if not entry.is_dir and any(r.fullmatch(entry.rel) for r in regexes):
                 chosen[entry.path] = None
-    excluded = [p for p in chosen if p not in explicit and _is_excluded(env, p, parsed.exclude)]
+    excluded = [
+        p
+        for p in chosen
+        if p not in explicit and (is_sensitive_file(p) or _is_excluded(env, p, parsed.exclude))
+    ]
     for path in excluded:
         del chosen[path]
     return sorted(chosen), notes

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 import subprocess
 from collections import deque
@@ -34,6 +33,7 @@ from mcp.types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from runtime.processes import kill_group, register_group, unregister_group
+from runtime.services.secrets import child_environment
 from runtime.tools.mcp_config import McpStdioServer
 from runtime.tools.process_group import group_alive
 
@@ -42,8 +42,6 @@ logger = logging.getLogger(__name__)
 STOP_GRACE_S = 0.25
 """How long a server gets to exit after its stdin closes, and again after SIGTERM."""
 
-PRIVATE_ENV = frozenset({"GEMINI_API_KEY", "GOOGLE_API_KEY"})
-"""The agent's own credentials: not passed on to servers (an entry's `env` may set them)."""
 
 _POLL_S = 0.01
 _TAIL_LINES = 20
@@ -54,8 +52,8 @@ Streams = tuple[
 
 
 def server_environment(config: McpStdioServer) -> dict[str, str]:
-    """The agent's environment without its API keys, plus the entry's variables."""
-    env = {key: value for key, value in os.environ.items() if key not in PRIVATE_ENV}
+    """The agent's environment without credentials, plus the entry's own variables."""
+    env = child_environment()
     env.update(dict(config.env))
     return env
 

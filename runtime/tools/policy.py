@@ -44,6 +44,7 @@ from runtime.tools.policy_rules import (
     load_rules_dir,
     stable_json,
 )
+from runtime.tools.sensitive import sensitive_reads
 from runtime.tools.shell_safety import (
     SHELL_TOOL_NAME,
     CommandPart,
@@ -79,6 +80,11 @@ def policies_dir(base: Path) -> Path:
     return base / ".gemini" / "policies"
 
 
+def _allows_exactly(rule: PolicyRule | None) -> bool:
+    """A rule that names the call's arguments (not just the tool) may allow a secret read."""
+    return rule is not None and rule.decision == "allow" and rule.args_pattern is not None
+
+
 def narrowed_criteria(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
     """The match fields of an "always" rule for this call.
 
@@ -91,7 +97,7 @@ def narrowed_criteria(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
         if prefixes:
             return {"toolName": [tool_name], "commandPrefix": list(prefixes)}
     file_path = args.get("file_path")
-    if tool_name in EDIT_TOOLS and isinstance(file_path, str):
+    if isinstance(file_path, str) and (tool_name in EDIT_TOOLS or sensitive_reads(tool_name, args)):
         literal = '"file_path":' + json.dumps(file_path, ensure_ascii=False)
         return {"toolName": [tool_name], "argsPattern": re.escape(literal) + "[,}]"}
     return {"toolName": [tool_name]}
@@ -184,6 +190,13 @@ class PolicyEngine:
             verdict = max(verdicts, key=lambda v: DECISION_SEVERITY[v.decision])
         else:
             verdict = self._evaluate_one(rules, tool_name, args, None, approval_mode, mcp_server)
+        secrets = sensitive_reads(tool_name, args)
+        if secrets and verdict.decision == "allow" and not _allows_exactly(verdict.rule):
+            verdict = PolicyDecision(
+                decision="ask_user",
+                rule=None,
+                reason=f"{', '.join(secrets)} may hold secrets; reading it is always asked",
+            )
         if verdict.decision == "ask_user" and not interactive:
             return PolicyDecision(
                 decision="deny",

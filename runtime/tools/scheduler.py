@@ -191,7 +191,7 @@ class Scheduler:
             await self._approve(call, tool, mode, preview, forced=before.decision == "ask")
         self._queue.release(call.ticket)
         await self._report.updated(call, None)
-        result = await self._execute(call, tool)
+        result = await self._execute(call, tool, preview)
         if self._should_truncate(call.name, tool):
             cut = await asyncio.to_thread(
                 truncate_output,
@@ -353,11 +353,13 @@ class Scheduler:
                 await result
         raise CallEnded({"error": CANCELLED_MESSAGE})
 
-    async def _execute(self, call: ToolCall, tool: GcliTool) -> ToolResult:
+    async def _execute(
+        self, call: ToolCall, tool: GcliTool, preview: tuple[DisplayContent, ...]
+    ) -> ToolResult:
         async def progress(content: tuple[DisplayContent, ...]) -> None:
             await self._report.updated(call, call.display.model_copy(update={"content": content}))
 
-        env = dataclasses.replace(self._env, on_progress=progress)
+        env = dataclasses.replace(self._env, on_progress=progress, preview=preview)
         try:
             return await tool.execute(call.args, env)
         except asyncio.CancelledError:

@@ -26,13 +26,14 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.host import Host, TerminalExit, TerminalRequest
 from runtime.processes import register_group, unregister_group
 from runtime.protocol import DisplayTerminal
+from runtime.services.secrets import child_environment
 from runtime.tools.base import ProgressCallback
 from runtime.tools.process_group import group_alive, live_group_members, terminate_group
 
@@ -150,7 +151,9 @@ class CommandRunner:
         update_interval_s: float = 0.1,
         kill_grace_s: float = 1.0,
         drain_s: float = 0.2,
+        env_allowlist: Sequence[str] = (),
     ) -> None:
+        self._env_allowlist = tuple(env_allowlist)
         self._host = host
         self._use_terminal = bool(host is not None and host.capabilities.terminal)
         self._update_interval_s = update_interval_s
@@ -248,7 +251,7 @@ class CommandRunner:
             "-c",
             command,
             cwd=str(cwd),
-            env={**os.environ, **NO_PAGER_ENV},
+            env={**child_environment(self._env_allowlist), **NO_PAGER_ENV},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -349,7 +349,7 @@ class LocalFiles:
         self,
         *,
         root: Path | None,
-        missing: Literal["error", "empty"],
+        missing: Literal["error", "empty", "internal"],
         unsaved: Mapping[str, str] | None,
         violation: Callable[[str], None],
     ) -> None:
@@ -385,6 +385,12 @@ class LocalFiles:
             try:
                 text = path.read_text(encoding="utf-8")
             except FileNotFoundError:
+                if self.missing == "internal":  # how the official SDK clients and acpx answer
+                    raise JsonRpcException(
+                        message="Internal error",
+                        code=-32603,
+                        data={"details": f"ENOENT: no such file or directory, open '{path}'"},
+                    ) from None
                 if self.missing == "error":
                     raise JsonRpcException(
                         message=f"Resource not found: {path}",
@@ -575,7 +581,7 @@ class AcpTestClient(JsonRPCClient):
         self,
         *,
         permission_policy: PermissionPolicy | Literal["queue"] = allow_once,
-        missing_file: Literal["error", "empty"] = "error",
+        missing_file: Literal["error", "empty", "internal"] = "error",
         fs_root: Path | None = None,
         unsaved_buffers: Mapping[str, str] | None = None,
         terminal_shell: bool = True,
