@@ -57,8 +57,10 @@ class AcpRpcProtocol(JsonRPCProtocol):
     def _handle_notification(self, method_name: str, params: Any) -> None:
         if method_name in (ACP_CANCEL_REQUEST, LSP_CANCEL_REQUEST):
             request_id = params.get("requestId", params.get("id")) if isinstance(params, dict) else None
-            if request_id is not None:
+            if _valid_id(request_id):
                 self._cancel_incoming(request_id)
+            else:
+                logger.info("ignored a cancel of an invalid request id %s", _short(request_id))
             return
         super()._handle_notification(method_name, params)
 
