@@ -1,0 +1,197 @@
+"""The official ACP Python SDK client (`agent-client-protocol`, pinned) driving the
+real `adk-acp` (issue #8): a new session, a read, a new file created with its
+diff and approval, an edit, a terminal command, and a cancel during a command.
+
+The client is written as SDK users write one: its fs handlers read and write the
+disk and let exceptions through, so a missing file is answered by the SDK with
+-32603 "Internal error" (ENOENT in the details), as the official clients do. The
+SDK validates every message it receives against its schema models; the agent
+validates what the client sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import schema
+from acp.stdio import spawn_agent_process
+
+from tests.e2e.acp_client import CLEARED_ENV
+
+pytestmark = pytest.mark.e2e
+
+
+def _call(name: str, args: dict[str, Any]) -> str:
+    part = {"functionCall": {"name": name, "args": args}}
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}}]}
+    return json.dumps({"method": "generateContentStream", "response": [chunk]})
+
+
+def _text(text: str) -> str:
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}]}
+    return json.dumps({"method": "generateContentStream", "response": [chunk]})
+
+
+class SdkClient:
+    """A client as the SDK's users write it: real disk, real processes."""
+
+    def __init__(self) -> None:
+        self.updates: list[Any] = []
+        self.permissions: list[schema.RequestPermissionRequest] = []
+        self.reads: list[str] = []
+        self.writes: list[str] = []
+        self.terminals: dict[str, asyncio.subprocess.Process] = {}
+        self.outputs: dict[str, bytes] = {}
+        self.terminal_started = asyncio.Event()
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[schema.PermissionOption], **kwargs: Any
+    ) -> schema.RequestPermissionResponse:
+        self.permissions.append(
+            schema.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options)
+        )
+        allow = next(o for o in options if o.kind == "allow_once")
+        return schema.RequestPermissionResponse(
+            outcome=schema.AllowedOutcome(outcome="selected", option_id=allow.option_id)
+        )
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
+    ) -> schema.ReadTextFileResponse:
+        self.reads.append(path)
+        return schema.ReadTextFileResponse(content=Path(path).read_text())  # ENOENT → -32603
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> None:
+        self.writes.append(path)
+        Path(path).write_text(content)
+
+    async def create_terminal(
+        self, session_id: str, command: str, args: list[str] | None = None, env: Any = None,
+        cwd: str | None = None, output_byte_limit: int | None = None, **kwargs: Any,
+    ) -> schema.CreateTerminalResponse:
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        )
+        terminal_id = f"t{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = process
+        self.outputs[terminal_id] = b""
+        self.terminal_started.set()
+        return schema.CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def _drain(self, terminal_id: str) -> None:
+        process = self.terminals[terminal_id]
+        assert process.stdout is not None
+        self.outputs[terminal_id] += await process.stdout.read()
+        await process.wait()
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        await self._drain(terminal_id)
+        code = self.terminals[terminal_id].returncode
+        if code is not None and code < 0:
+            return schema.WaitForTerminalExitResponse(signal="SIGKILL")
+        return schema.WaitForTerminalExitResponse(exit_code=code)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        process = self.terminals[terminal_id]
+        status = None
+        if process.returncode is not None:
+            status = schema.TerminalExitStatus(exit_code=max(process.returncode, 0))
+        return schema.TerminalOutputResponse(
+            output=self.outputs[terminal_id].decode(errors="replace"), truncated=False, exit_status=status
+        )
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        process = self.terminals[terminal_id]
+        if process.returncode is None:
+            os.killpg(process.pid, 9)
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        await self.kill_terminal(session_id, terminal_id)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    def on_connect(self, conn: Any) -> None:
+        return None
+
+    def text(self) -> str:
+        return "".join(
+            u.content.text for u in self.updates
+            if isinstance(u, schema.AgentMessageChunk) and isinstance(u.content, schema.TextContentBlock)
+        )
+
+
+async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(tmp_path: Path) -> None:
+    home, workspace = tmp_path / "home", (tmp_path / "ws").resolve()
+    home.mkdir()
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("alpha\n")
+    script = tmp_path / "model.jsonl"
+    script.write_text("\n".join([
+        _call("read_file", {"file_path": "a.txt"}), _text("read it"),
+        _call("write_file", {"file_path": "new.txt", "content": "fresh\n"}), _text("created"),
+        _call("replace", {"file_path": "a.txt", "instruction": "beta", "old_string": "alpha",
+                          "new_string": "beta"}), _text("edited"),
+        _call("run_shell_command", {"command": "echo from-the-terminal"}), _text("ran"),
+        _call("run_shell_command", {"command": "sleep 60"}), _text("never"),
+    ]) + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
+    env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    client = SdkClient()
+    async with spawn_agent_process(
+        client, sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script),
+        env=env, cwd=str(workspace),
+    ) as (conn, _process):
+        caps = schema.ClientCapabilities(
+            fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
+        )
+        init = await conn.initialize(protocol_version=1, client_capabilities=caps)
+        assert init.protocol_version == 1
+        assert not init.agent_capabilities.load_session  # not advertised, so never called
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        sid = session.session_id
+
+        async def prompt(text: str) -> str:
+            block = schema.TextContentBlock(type="text", text=text)
+            answer = await conn.prompt(session_id=sid, prompt=[block])
+            return answer.stop_reason
+
+        assert await prompt("read a.txt") == "end_turn"
+        assert client.reads == [str(workspace / "a.txt")]
+
+        assert await prompt("create new.txt") == "end_turn"
+        (asked,) = client.permissions
+        (diff,) = asked.tool_call.content or []
+        assert isinstance(diff, schema.FileEditToolCallContent)
+        assert diff.path == str(workspace / "new.txt") and diff.old_text is None
+        assert diff.new_text == "fresh\n"
+        assert (workspace / "new.txt").read_text() == "fresh\n"
+        assert client.reads == [str(workspace / "a.txt")]  # never asked for the missing file
+
+        assert await prompt("edit a.txt") == "end_turn"
+        assert (workspace / "a.txt").read_text() == "beta\n"
+        assert client.writes == [str(workspace / "new.txt"), str(workspace / "a.txt")]
+
+        assert await prompt("run a command") == "end_turn"
+        assert b"from-the-terminal" in client.outputs["t1"]
+
+        client.terminal_started.clear()
+        running = asyncio.create_task(prompt("run a long command"))
+        await asyncio.wait_for(client.terminal_started.wait(), 20)
+        await conn.cancel(session_id=sid)
+        assert await asyncio.wait_for(running, 20) == "cancelled"
+        assert client.terminals["t2"].returncode is not None  # killed, not left running
+        assert "read it" in client.text() and "ran" in client.text()
