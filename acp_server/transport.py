@@ -223,7 +223,11 @@ class JsonRpcEngine:
 
     def _reply_out_of_range(self, line: bytes, problem: str) -> None:
         """Valid JSON with an unusable number: -32602 for a request, nothing for the rest."""
-        loose = json.loads(line)  # parses now: the only problem was the number
+        try:
+            loose = json.loads(line, parse_constant=_reject_constant)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # malformed after all
+            self._reply_error(None, PARSE_ERROR, f"Parse error: {_cut(str(exc))}")
+            return
         msg_id = loose.get("id") if isinstance(loose, dict) else None
         if isinstance(loose, dict) and isinstance(loose.get("method"), str) and _valid_id(msg_id):
             self._reply_error(msg_id, INVALID_PARAMS, f"Invalid params: {problem}")

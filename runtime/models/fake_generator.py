@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,13 +57,21 @@ def _load_lines(path: Path) -> list[dict[str, Any]]:
 
 
 class FakeContentGenerator(ContentGenerator):
-    """Replays a script. `requests` records what each call was asked (model, contents)."""
+    """Replays a script. `requests` records what the last `keep_requests` calls were
+    asked (model, contents): a bounded window, so a long scripted run measures the
+    agent, not a record that grows with every call's whole history."""
 
-    def __init__(self, script: Path | list[dict[str, Any]], *, chunk_delay_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        script: Path | list[dict[str, Any]],
+        *,
+        chunk_delay_s: float = 0.0,
+        keep_requests: int = 16,
+    ) -> None:
         self._lines = _load_lines(script) if isinstance(script, Path) else list(script)
         self._next = 0
         self._chunk_delay_s = chunk_delay_s
-        self.requests: list[tuple[str, list[types.Content]]] = []
+        self.requests: deque[tuple[str, list[types.Content]]] = deque(maxlen=keep_requests)
 
     def _take(self, model: str, contents: list[types.Content]) -> dict[str, Any]:
         self.requests.append((model, list(contents)))

@@ -159,6 +159,8 @@ class Fuzzer:
         mutated: Any = params
         if roll < 0.85 or not self._valid_allowed(method):
             mutated = _mutate_params(params, rng)
+            if method == "session/new" and isinstance(mutated, dict) and "cwd" in mutated:
+                mutated["cwd"] = "relative/dir"  # sessions are real work: only a few valid ones
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": mutated}
         msg_id = None
         if is_request:
