@@ -1,0 +1,111 @@
+"""The official ACP TypeScript SDK client and acpx driving the real `adk-acp`
+(issue #8). Both answer a missing file with -32603, as users' clients do; the
+TypeScript harness validates every line on the wire, both ways, against the
+SDK's JSON schema. Installed on first use (`tests/e2e/node_clients.py`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.acp_client import CLEARED_ENV
+from tests.e2e.node_clients import node_clients
+
+pytestmark = pytest.mark.e2e
+
+
+def _call(name: str, args: dict[str, Any]) -> str:
+    part = {"functionCall": {"name": name, "args": args}}
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}}]}
+    return json.dumps({"method": "generateContentStream", "response": [chunk]})
+
+
+def _text(text: str) -> str:
+    chunk = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
+        ]
+    }
+    return json.dumps({"method": "generateContentStream", "response": [chunk]})
+
+
+def _setting(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    home, workspace = tmp_path / "home", (tmp_path / "ws").resolve()
+    home.mkdir()
+    workspace.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
+    env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    return home, workspace, env
+
+
+def test_the_official_typescript_client(tmp_path: Path) -> None:
+    clients = node_clients()
+    _, workspace, env = _setting(tmp_path)
+    (workspace / "a.txt").write_text("alpha\n")
+    script = tmp_path / "model.jsonl"
+    edit = {"file_path": "a.txt", "instruction": "b", "old_string": "alpha", "new_string": "beta"}
+    script.write_text("\n".join([
+        _call("read_file", {"file_path": "a.txt"}), _text("read it"),
+        _call("write_file", {"file_path": "new.txt", "content": "fresh\n"}), _text("created"),
+        _call("replace", edit), _text("edited"),
+        _call("run_shell_command", {"command": "echo from-ts-terminal"}), _text("ran"),
+        _call("run_shell_command", {"command": "sleep 60"}), _text("never"),
+    ]) + "\n")
+    agent = [sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)]
+    report_path = tmp_path / "report.json"
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
+    subprocess.run(
+        [str(clients.node), str(clients.ts_client), json.dumps(agent), str(workspace), str(report_path)],
+        env=env, cwd=clients.root, timeout=180, check=True, stdin=subprocess.DEVNULL,
+    )
+    report = json.loads(report_path.read_text())
+    assert report.get("error") is None, report.get("error")
+    assert report["invalid"] == []  # every message, both ways, valid against the schema
+    assert report["lines"]["agent"] > 10 and report["lines"]["client"] > 5
+    assert report["loadSession"] is False
+    assert report["stops"] == ["end_turn", "end_turn", "end_turn", "end_turn", "cancelled"]
+    assert report["texts"][:4] == ["read it", "created", "edited", "ran"]
+    new_diff = report["permissions"][0]["toolCall"]["content"][0]
+    assert new_diff["type"] == "diff" and new_diff.get("oldText") is None
+    assert (workspace / "new.txt").read_text() == "fresh\n"
+    assert (workspace / "a.txt").read_text() == "beta\n"
+    assert report["reads"] == [str(workspace / "a.txt")] * 2  # the read tool, then the edit
+    assert report["writes"] == [str(workspace / "new.txt"), str(workspace / "a.txt")]
+    assert report["terminalsLeft"] == 0  # the cancelled command was killed
+
+
+def test_acpx_creates_a_file_and_reads_one(tmp_path: Path) -> None:
+    clients = node_clients()
+    _, workspace, env = _setting(tmp_path)
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    script = tmp_path / "model.jsonl"
+    script.write_text("\n".join([
+        _call("read_file", {"file_path": "notes.txt"}),
+        _call("write_file", {"file_path": "todo.txt", "content": "buy milk\n"}),
+        _text("All done."),
+    ]) + "\n")
+    agent = shlex.join([sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)])
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
+    env["PATH"] = os.pathsep.join([str(clients.node.parent), env.get("PATH", "")])
+    done = subprocess.run(
+        [str(clients.node), str(clients.acpx), "--approve-all", "--format", "json",
+         "--agent", agent, "exec", "read notes.txt and write todo.txt"],
+        env=env, cwd=workspace, timeout=180, capture_output=True, text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    assert (workspace / "todo.txt").read_text() == "buy milk\n"
+    messages = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    wire = json.dumps(messages)
+    assert "All done." in wire and "remember the milk" in wire
+    (asked,) = [m for m in messages if m.get("method") == "session/request_permission"]
+    (diff,) = asked["params"]["toolCall"]["content"]
+    assert diff["type"] == "diff" and diff["path"] == str(workspace / "todo.txt")
+    assert diff.get("oldText") is None and diff["newText"] == "buy milk\n"
