@@ -25,8 +25,8 @@ from acp_server.errors import invalid_params
 from runtime.errors import PathOutsideWorkspaceError, ToolError
 from runtime.host import Host
 from runtime.protocol import ContentPart, MediaPart, ReferencePart, TextPart
-from runtime.tools.files import MAX_FILE_BYTES, BinaryFileError, FileAccess, FileTooLargeError
-from runtime.tools.paths import resolve_in_roots
+from runtime.tools.io.files import MAX_FILE_BYTES, BinaryFileError, FileAccess, FileTooLargeError
+from runtime.tools.io.paths import resolve_in_roots
 
 MAX_MENTION_BYTES = 2_000_000
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/heic", "image/heif"}

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from runtime.config import DEFAULT_CONTEXT_WINDOW, AuthConfig, RuntimeConfig
 from runtime.host import Host
 from runtime.models.content_generator import ContentGenerator
-from runtime.tools.mcp_config import McpServerConfig
+from runtime.tools.mcp.config import McpServerConfig
 
 logger = logging.getLogger(__name__)
 
@@ -79,10 +79,10 @@ class AgentSession:
         from runtime.adk.agent import GcliLlmAgent
         from runtime.adk.agent_protocol import AdkAgentProtocol
         from runtime.adk.model import GcliAgentModel
-        from runtime.adk.stream_control import StreamControl
         from runtime.adk.processors import gcli_processors
         from runtime.adk.resilience import GcliResilience, ModelState
         from runtime.adk.session_service import GcliSessionService
+        from runtime.adk.stream_control import StreamControl
         from runtime.models.availability import ModelAvailabilityService
         from runtime.models.classifier import ClassifierStrategy
         from runtime.models.routing import ModelRouterService
@@ -123,7 +123,7 @@ class AgentSession:
         )
         masking = ToolOutputMaskingService(spec.config.temp_dir / "tool-outputs" / f"session-{self.id}")
         self.scheduler = self._scheduler(spec)
-        from runtime.tools.adk_tool import to_adk_tools
+        from runtime.adk.tools import to_adk_tools
 
         tools: list[Any] = to_adk_tools(
             self.scheduler_tools.values(), scheduler_provider=lambda _ctx: self.scheduler
@@ -161,8 +161,8 @@ class AgentSession:
         """The client's MCP servers as an ADK toolset (None without any); started by `start()`."""
         if not spec.mcp_servers:
             return None
-        from runtime.tools.mcp import McpToolset
-        from runtime.tools.mcp_client import McpServers
+        from runtime.tools.mcp.client import McpServers
+        from runtime.tools.mcp.toolset import McpToolset
 
         servers = McpServers(spec.mcp_servers, cwd=spec.config.workspace)
         return McpToolset(
@@ -172,16 +172,16 @@ class AgentSession:
     def _scheduler(self, spec: SessionSpec) -> Any:
         """The design's scheduler for this session: catalog, policy, hooks, editor-routed I/O."""
         from runtime.adk.agent_protocol import StopRequest
+        from runtime.adk.tools import ProtocolToolEventSink
         from runtime.host import HeadlessHost
         from runtime.services.secrets import allowlist_from
-        from runtime.tools.adk_tool import ProtocolToolEventSink
         from runtime.tools.base import ToolEnv
         from runtime.tools.catalog import build_catalog
-        from runtime.tools.files import FileAccess
-        from runtime.tools.hooks import CommandToolHooks, NoToolHooks
-        from runtime.tools.policy import PolicyEngine
-        from runtime.tools.scheduler import Scheduler
-        from runtime.tools.shell import CommandRunner
+        from runtime.tools.io.commands import CommandRunner
+        from runtime.tools.io.files import FileAccess
+        from runtime.tools.policy.engine import PolicyEngine
+        from runtime.tools.scheduling.hooks import CommandToolHooks, NoToolHooks
+        from runtime.tools.scheduling.scheduler import Scheduler
 
         config = spec.config
         self.scheduler_tools = build_catalog()
@@ -322,7 +322,7 @@ async def create_session(spec: SessionSpec) -> AgentSession:
         import asyncio
         import importlib
 
-        await asyncio.to_thread(importlib.import_module, "runtime.tools.mcp")
+        await asyncio.to_thread(importlib.import_module, "runtime.tools.mcp.toolset")
     session = AgentSession(spec, generator)
     await session.start()
     return session

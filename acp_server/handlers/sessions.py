@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from acp_server.server import AcpServer
-    from runtime.tools.mcp_config import McpServerConfig
+    from runtime.tools.mcp.config import McpServerConfig
 
 
 def _directory(raw: str, what: str) -> Path:
@@ -40,7 +40,7 @@ def _directory(raw: str, what: str) -> Path:
 
 def mcp_servers(entries: list[Any]) -> tuple[McpServerConfig, ...]:
     """The session's MCP servers as runtime configs (stdio, http, sse; other kinds are skipped)."""
-    from runtime.tools.mcp_config import McpHttpServer, McpSseServer, McpStdioServer
+    from runtime.tools.mcp.config import McpHttpServer, McpSseServer, McpStdioServer
 
     configs: list[McpServerConfig] = []
     for entry in entries:

@@ -22,8 +22,8 @@ from google.adk.utils.streaming_utils import StreamingResponseAggregator
 from google.genai import types
 from pydantic import ConfigDict, Field
 
-from runtime.adk.stream_control import StreamControl
 from runtime.adk.coalesce import coalesced
+from runtime.adk.stream_control import StreamControl
 from runtime.models.content_generator import ContentGenerator
 
 logger = logging.getLogger(__name__)

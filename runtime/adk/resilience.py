@@ -33,7 +33,12 @@ from runtime.host import FallbackChoice, FallbackIntent
 from runtime.models.availability import ModelAvailabilityService
 from runtime.models.fallback import FallbackDecision, persistent_quota_handler
 from runtime.models.policy_catalog import is_auto_model, resolve_model
-from runtime.models.retry import MID_STREAM_RETRY, RetryNotice, is_retryable_error, retry_with_backoff
+from runtime.models.retry import (
+    MID_STREAM_RETRY,
+    RetryNotice,
+    is_retryable_error,
+    retry_with_backoff,
+)
 from runtime.models.routing import ModelRouterService, SequenceModel
 
 logger = logging.getLogger(__name__)

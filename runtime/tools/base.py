@@ -59,8 +59,8 @@ class ToolEnv:
     host: Host
     session_id: str
     temp_dir: Path
-    files: Any = None  # runtime.tools.files.FileAccess, set by the session
-    commands: Any = None  # runtime.tools.shell.CommandRunner, set by the session
+    files: Any = None  # runtime.tools.io.files.FileAccess, set by the session
+    commands: Any = None  # runtime.tools.io.commands.CommandRunner, set by the session
     on_progress: ProgressCallback | None = None
     preview: tuple[DisplayContent, ...] = ()
     """What `preview` showed the user for this call (set for `execute` only): an edit

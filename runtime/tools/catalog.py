@@ -13,14 +13,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from runtime.tools.base import GcliTool
-from runtime.tools.edit_tools import ReplaceTool, WriteFileTool
-from runtime.tools.glob_tool import GlobTool
-from runtime.tools.grep_tool import GrepSearchTool
-from runtime.tools.many_files_tool import ReadManyFilesTool
-from runtime.tools.read_tools import ListDirectoryTool, ReadFileTool
-from runtime.tools.shell_tool import RunShellCommandTool
-from runtime.tools.todo_tool import WriteTodosTool
-from runtime.tools.web_fetch import WebFetchTool
+from runtime.tools.builtin.edit import ReplaceTool, WriteFileTool
+from runtime.tools.builtin.glob import GlobTool
+from runtime.tools.builtin.grep import GrepSearchTool
+from runtime.tools.builtin.many_files import ReadManyFilesTool
+from runtime.tools.builtin.read import ListDirectoryTool, ReadFileTool
+from runtime.tools.builtin.shell import RunShellCommandTool
+from runtime.tools.builtin.todo import WriteTodosTool
+from runtime.tools.builtin.web_fetch import WebFetchTool
 
 READ_ONLY_TOOLS = frozenset(
     {"read_file", "read_many_files", "list_directory", "glob", "grep_search", "write_todos"}

@@ -15,9 +15,8 @@ import pytest
 
 from tests.e2e.acp_client import AGENT_COMMAND, AcpError, AcpTestClient
 from tests.e2e.spine import MakeAgent, agent_env, dirs, start_session
-from tests.e2e.tools_harness import EDITOR
+from tests.e2e.tools_harness import EDITOR, wait_until
 from tests.e2e.tools_harness import start_agent as start_tools_agent
-from tests.e2e.tools_harness import wait_until
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
 pytestmark = pytest.mark.e2e

@@ -14,12 +14,12 @@ import pytest
 from runtime.host import HeadlessHost, Host, PermissionOutcome, PermissionRequest
 from runtime.processes import kill_all
 from runtime.tools.base import ToolEnv
-from runtime.tools.mcp import McpTool, wrap_tools
-from runtime.tools.mcp_client import McpServers
-from runtime.tools.mcp_config import McpHttpServer, McpServerConfig, McpSseServer, McpStdioServer
-from runtime.tools.policy import PolicyEngine
-from runtime.tools.scheduler import Scheduler
-from runtime.tools.scheduler_support import NullToolEventSink
+from runtime.tools.mcp.client import McpServers
+from runtime.tools.mcp.config import McpHttpServer, McpServerConfig, McpSseServer, McpStdioServer
+from runtime.tools.mcp.toolset import McpTool, wrap_tools
+from runtime.tools.policy.engine import PolicyEngine
+from runtime.tools.scheduling.scheduler import Scheduler
+from runtime.tools.scheduling.support import NullToolEventSink
 from tests.fakes.mcp_server import SCRIPT as SERVER
 from tests.fakes.mcp_server import http_servers as serve_over_http
 

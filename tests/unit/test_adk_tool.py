@@ -17,6 +17,12 @@ from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
+from runtime.adk.tools import (
+    GcliAdkTool,
+    ProtocolToolEventSink,
+    SchedulerRegistry,
+    to_adk_tools,
+)
 from runtime.errors import ToolError
 from runtime.host import Host, PermissionOutcome, PermissionRequest
 from runtime.protocol import (
@@ -27,15 +33,9 @@ from runtime.protocol import (
     ToolResponseEvent,
     ToolUpdateEvent,
 )
-from runtime.tools.adk_tool import (
-    GcliAdkTool,
-    ProtocolToolEventSink,
-    SchedulerRegistry,
-    to_adk_tools,
-)
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.policy import PolicyEngine
-from runtime.tools.scheduler import Scheduler, ToolCallOutcome
+from runtime.tools.policy.engine import PolicyEngine
+from runtime.tools.scheduling.scheduler import Scheduler, ToolCallOutcome
 
 SCHEMA = {
     "type": "object",

@@ -15,7 +15,9 @@ from acp_server.handlers.sessions import mcp_servers
 from runtime.host import HeadlessHost
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.mcp import (
+from runtime.tools.mcp.client import McpConnection
+from runtime.tools.mcp.config import McpHttpServer, McpSseServer, McpStdioServer
+from runtime.tools.mcp.toolset import (
     mcp_tool_name,
     parameters_schema,
     tool_kind,
@@ -23,10 +25,8 @@ from runtime.tools.mcp import (
     valid_name,
     wrap_tools,
 )
-from runtime.tools.mcp_client import McpConnection
-from runtime.tools.mcp_config import McpHttpServer, McpSseServer, McpStdioServer
-from runtime.tools.policy import PolicyEngine
-from runtime.tools.scheduler import Scheduler
+from runtime.tools.policy.engine import PolicyEngine
+from runtime.tools.scheduling.scheduler import Scheduler
 
 
 def tool(name: str, **fields: Any) -> mcp_types.Tool:

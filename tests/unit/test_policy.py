@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from runtime.errors import ConfigError
-from runtime.tools.policy import PolicyEngine
-from runtime.tools.policy_rules import PolicyRule, Tier, parse_rules, stable_json
+from runtime.tools.policy.engine import PolicyEngine
+from runtime.tools.policy.rules import PolicyRule, Tier, parse_rules, stable_json
 
 
 def write_policy(base: Path, name: str, text: str) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runtime.errors import ConfigError
-from runtime.tools.policy import AUTO_SAVED_FILE, PolicyEngine, narrowed_criteria
+from runtime.tools.policy.engine import AUTO_SAVED_FILE, PolicyEngine, narrowed_criteria
 
 SHELL = "run_shell_command"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.tools.shell_safety import (
+from runtime.tools.policy.shell_safety import (
     CommandPart,
     approval_reason,
     command_prefixes,

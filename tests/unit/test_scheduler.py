@@ -21,10 +21,10 @@ from runtime.protocol import (
     ToolLocation,
 )
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.hooks import AfterToolOutcome, BeforeToolOutcome, HookStopRequested
-from runtime.tools.policy import PolicyDecision, PolicyEngine
-from runtime.tools.policy_rules import Decision, PolicyRule
-from runtime.tools.scheduler import Scheduler, ToolCallOutcome
+from runtime.tools.policy.engine import PolicyDecision, PolicyEngine
+from runtime.tools.policy.rules import Decision, PolicyRule
+from runtime.tools.scheduling.hooks import AfterToolOutcome, BeforeToolOutcome, HookStopRequested
+from runtime.tools.scheduling.scheduler import Scheduler, ToolCallOutcome
 
 # ---------------------------------------------------------------- fakes
 

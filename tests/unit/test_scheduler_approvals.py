@@ -10,10 +10,10 @@ import pytest
 
 from runtime.host import HeadlessHost, Host, PermissionOutcome, PermissionRequest
 from runtime.protocol import DisplayContent, DisplayDiff, ToolDisplay, ToolKind, ToolLocation
-from runtime.tools.approvals import REJECTED_MESSAGE, ApprovalCancelled, ApprovalQueue
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.policy import PolicyEngine
-from runtime.tools.scheduler import CANCELLED_MESSAGE, Scheduler, ToolCallOutcome
+from runtime.tools.policy.engine import PolicyEngine
+from runtime.tools.scheduling.approvals import REJECTED_MESSAGE, ApprovalCancelled, ApprovalQueue
+from runtime.tools.scheduling.scheduler import CANCELLED_MESSAGE, Scheduler, ToolCallOutcome
 
 
 class GatedHost(Host):

@@ -11,9 +11,9 @@ from typing import Any
 from runtime.host import HeadlessHost
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.hooks import CommandToolHooks, parse_hook_groups
-from runtime.tools.policy import PolicyEngine
-from runtime.tools.scheduler import Scheduler
+from runtime.tools.policy.engine import PolicyEngine
+from runtime.tools.scheduling.hooks import CommandToolHooks, parse_hook_groups
+from runtime.tools.scheduling.scheduler import Scheduler
 
 
 class Echo(GcliTool):

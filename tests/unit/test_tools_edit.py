@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from runtime.protocol import DisplayDiff
-from runtime.tools.edit_tools import ReplaceTool, WriteFileTool
-from runtime.tools.tool_support import CodedToolError
+from runtime.tools.builtin.edit import ReplaceTool, WriteFileTool
+from runtime.tools.builtin.support import CodedToolError
 from tests.unit.test_tools_fakes import RecordingHost, make_env, snapshot
 
 

@@ -22,8 +22,8 @@ from runtime.host import (
 )
 from runtime.protocol import DisplayContent
 from runtime.tools.base import ToolEnv
-from runtime.tools.files import FileAccess
-from runtime.tools.shell import CommandRunner
+from runtime.tools.io.commands import CommandRunner
+from runtime.tools.io.files import FileAccess
 
 
 @dataclass

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runtime.host import HeadlessHost
-from runtime.tools.files import BinaryFileError, FileAccess, FileTooLargeError, atomic_write_text
+from runtime.tools.io.files import BinaryFileError, FileAccess, FileTooLargeError, atomic_write_text
 from tests.unit.test_tools_fakes import RecordingHost
 
 

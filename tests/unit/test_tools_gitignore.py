@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.tools.gitignore import IgnoreRules, find_git_root, walk
-from runtime.tools.globs import expand_braces, glob_match
+from runtime.tools.io.gitignore import IgnoreRules, find_git_root, walk
+from runtime.tools.io.globs import expand_braces, glob_match
 
 
 def make_repo(root: Path) -> Path:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.tools import many_files_tool
-from runtime.tools.many_files_tool import END_MARKER, ReadManyFilesTool
+from runtime.tools.builtin import many_files as many_files_tool
+from runtime.tools.builtin.many_files import END_MARKER, ReadManyFilesTool
 from tests.unit.test_tools_fakes import RecordingHost, make_env
 
 

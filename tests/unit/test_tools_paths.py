@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runtime.errors import PathOutsideWorkspaceError
-from runtime.tools.paths import display_path, resolve_in_roots
+from runtime.tools.io.paths import display_path, resolve_in_roots
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.tools.read_tools import MAX_LINE_CHARS, MAX_LINES, ListDirectoryTool, ReadFileTool
+from runtime.tools.builtin.read import MAX_LINE_CHARS, MAX_LINES, ListDirectoryTool, ReadFileTool
 from tests.unit.test_tools_fakes import RecordingHost, make_env
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from runtime.tools.glob_tool import GlobTool
-from runtime.tools.grep_engine import find_rg
-from runtime.tools.grep_tool import GrepSearchTool
+from runtime.tools.builtin.glob import GlobTool
+from runtime.tools.builtin.grep import GrepSearchTool
+from runtime.tools.io.grep_engine import find_rg
 from tests.unit.test_tools_fakes import make_env
 
 FILES: dict[str, bytes] = {

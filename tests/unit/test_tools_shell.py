@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from runtime.protocol import DisplayTerminal
-from runtime.tools.process_group import group_alive, live_group_members
-from runtime.tools.shell import CommandRunner
+from runtime.tools.io.commands import CommandRunner
+from runtime.tools.io.process_group import group_alive, live_group_members
 from tests.unit.test_tools_fakes import ProgressLog, RecordingHost, TerminalScript
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from runtime.protocol import DisplayTerminal
-from runtime.tools.process_group import group_alive
-from runtime.tools.shell_tool import RunShellCommandTool, strip_ansi
+from runtime.tools.builtin.shell import RunShellCommandTool, strip_ansi
+from runtime.tools.io.process_group import group_alive
 from tests.unit.test_tools_fakes import ProgressLog, RecordingHost, TerminalScript, make_env
 
 

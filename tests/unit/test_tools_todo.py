@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from runtime.protocol import DisplayText
-from runtime.tools.todo_tool import WriteTodosTool
+from runtime.tools.builtin.todo import WriteTodosTool
 from tests.unit.test_tools_fakes import make_env
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from runtime.tools.html_text import html_to_text
-from runtime.tools.web_fetch import WebFetchTool, extract_urls
+from runtime.tools.builtin.html_text import html_to_text
+from runtime.tools.builtin.web_fetch import WebFetchTool, extract_urls
 from tests.unit.test_tools_fakes import make_env
 
 PAGE = """<!doctype html><html><head><title>Docs  page</title>

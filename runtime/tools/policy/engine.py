@@ -33,9 +33,9 @@ from typing import Any
 import tomli_w
 
 from runtime.errors import ConfigError
-from runtime.tools.modes import ApprovalMode, modes_at_least, parse_mode
-from runtime.tools.policy_defaults import EDIT_TOOLS, default_rules
-from runtime.tools.policy_rules import (
+from runtime.tools.policy.defaults import EDIT_TOOLS, default_rules
+from runtime.tools.policy.modes import ApprovalMode, modes_at_least, parse_mode
+from runtime.tools.policy.rules import (
     DECISION_SEVERITY,
     CallFacts,
     Decision,
@@ -44,8 +44,8 @@ from runtime.tools.policy_rules import (
     load_rules_dir,
     stable_json,
 )
-from runtime.tools.sensitive import sensitive_reads
-from runtime.tools.shell_safety import (
+from runtime.tools.policy.sensitive import sensitive_reads
+from runtime.tools.policy.shell_safety import (
     SHELL_TOOL_NAME,
     CommandPart,
     approval_reason,

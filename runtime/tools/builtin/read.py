@@ -10,9 +10,7 @@ from typing import Any
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.gitignore import GIT_DIR, IgnoreRules
-from runtime.tools.globs import any_glob_match
-from runtime.tools.tool_support import (
+from runtime.tools.builtin.support import (
     ArgError,
     bool_arg,
     error_from_exception,
@@ -26,6 +24,8 @@ from runtime.tools.tool_support import (
     shown,
     str_list_arg,
 )
+from runtime.tools.io.gitignore import GIT_DIR, IgnoreRules
+from runtime.tools.io.globs import any_glob_match
 
 logger = logging.getLogger(__name__)
 

@@ -13,10 +13,7 @@ from typing import Any
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.gitignore import walk
-from runtime.tools.globs import compile_glob, has_magic
-from runtime.tools.paths import resolve_in_roots
-from runtime.tools.tool_support import (
+from runtime.tools.builtin.support import (
     ArgError,
     bool_arg,
     error_from_exception,
@@ -29,6 +26,9 @@ from runtime.tools.tool_support import (
     shown,
     str_arg,
 )
+from runtime.tools.io.gitignore import walk
+from runtime.tools.io.globs import compile_glob, has_magic
+from runtime.tools.io.paths import resolve_in_roots
 
 logger = logging.getLogger(__name__)
 

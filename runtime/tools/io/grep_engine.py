@@ -29,10 +29,10 @@ from pathlib import Path
 import pathspec
 
 from runtime.errors import ToolError
-from runtime.tools.files import MAX_FILE_BYTES, decode_text
-from runtime.tools.gitignore import walk
-from runtime.tools.globs import expand_braces
-from runtime.tools.sensitive import SENSITIVE_GLOBS, is_sensitive_file
+from runtime.tools.io.files import MAX_FILE_BYTES, decode_text
+from runtime.tools.io.gitignore import walk
+from runtime.tools.io.globs import expand_braces
+from runtime.tools.policy.sensitive import SENSITIVE_GLOBS, is_sensitive_file
 
 logger = logging.getLogger(__name__)
 

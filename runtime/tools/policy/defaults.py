@@ -20,8 +20,8 @@ import json
 import re
 from pathlib import Path
 
-from runtime.tools.policy_rules import PolicyRule, Tier
-from runtime.tools.shell_safety import SAFE_COMMAND_PREFIXES, SHELL_TOOL_NAME
+from runtime.tools.policy.rules import PolicyRule, Tier
+from runtime.tools.policy.shell_safety import SAFE_COMMAND_PREFIXES, SHELL_TOOL_NAME
 
 READ_ONLY_TOOLS: tuple[str, ...] = (
     "read_file",

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-
 from pathlib import Path
 from typing import Any
 
 from runtime.errors import PathOutsideWorkspaceError, ToolError
 from runtime.protocol import ToolLocation
 from runtime.tools.base import ToolEnv, ToolResult
-from runtime.tools.files import FileAccess
-from runtime.tools.paths import absolute_for_display, display_path, resolve_in_roots
-from runtime.tools.shell import CommandRunner
+from runtime.tools.io.commands import CommandRunner
+from runtime.tools.io.files import FileAccess
+from runtime.tools.io.paths import absolute_for_display, display_path, resolve_in_roots
 
 
 class ArgError(ToolError):

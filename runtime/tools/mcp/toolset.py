@@ -44,10 +44,10 @@ from mcp.shared.exceptions import MCPError
 
 from runtime.protocol import DisplayText, ToolDisplay, ToolKind
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.mcp_client import McpConnection, McpServers, McpUnavailable
+from runtime.tools.mcp.client import McpConnection, McpServers, McpUnavailable
 
 if TYPE_CHECKING:
-    from runtime.tools.scheduler import Scheduler
+    from runtime.tools.scheduling.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
 
@@ -238,7 +238,7 @@ class McpToolset(BaseToolset):
             self._notice(f"\n\n_{text}_\n\n")
 
     async def _load(self) -> list[BaseTool]:
-        from runtime.tools.adk_tool import to_adk_tools
+        from runtime.adk.tools import to_adk_tools
 
         await self.servers.wait_ready()
         scheduler = self._scheduler()

@@ -26,7 +26,7 @@ Contract for the Host implementer (`acp_server/host.py`):
   missing parent directories on the local disk first.
 
 Paths given to FileAccess must be absolute and already resolved with
-`runtime.tools.paths.resolve_in_roots`; a relative path is a programming error
+`runtime.tools.io.paths.resolve_in_roots`; a relative path is a programming error
 (`ValueError`), since the process working directory means nothing here.
 """
 

@@ -32,7 +32,7 @@ from runtime.protocol import (
     ToolUpdateEvent,
 )
 from runtime.tools.base import GcliTool
-from runtime.tools.scheduler import Scheduler, ToolCallOutcome
+from runtime.tools.scheduling.scheduler import Scheduler, ToolCallOutcome
 
 logger = logging.getLogger(__name__)
 

@@ -12,12 +12,8 @@ from typing import Any
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.files import BinaryFileError, FileTooLargeError
-from runtime.tools.gitignore import walk
-from runtime.tools.globs import any_glob_match, compile_glob, has_magic
-from runtime.tools.read_tools import MEDIA_EXTENSIONS, window
-from runtime.tools.sensitive import is_sensitive_file
-from runtime.tools.tool_support import (
+from runtime.tools.builtin.read import MEDIA_EXTENSIONS, window
+from runtime.tools.builtin.support import (
     ArgError,
     bool_arg,
     error_from_exception,
@@ -28,6 +24,10 @@ from runtime.tools.tool_support import (
     shown,
     str_list_arg,
 )
+from runtime.tools.io.files import BinaryFileError, FileTooLargeError
+from runtime.tools.io.gitignore import walk
+from runtime.tools.io.globs import any_glob_match, compile_glob, has_magic
+from runtime.tools.policy.sensitive import is_sensitive_file
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from mcp import ClientSession
 from mcp import types as mcp_types
 from mcp.shared.exceptions import MCPError
 
-from runtime.tools.mcp_config import (
+from runtime.tools.mcp.config import (
     MCP_CALL_TIMEOUT_S,
     MCP_START_TIMEOUT_S,
     McpHttpServer,
@@ -40,7 +40,7 @@ from runtime.tools.mcp_config import (
     McpSseServer,
     McpStdioServer,
 )
-from runtime.tools.mcp_stdio import StdioServerProcess, describe_exit
+from runtime.tools.mcp.stdio import StdioServerProcess, describe_exit
 
 logger = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from typing import Any, Literal, Protocol
 
 from runtime.protocol import DisplayContent, ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.policy import PolicyDecision
-from runtime.tools.policy_rules import Decision, PolicyRule
-from runtime.tools.shell_safety import SHELL_TOOL_NAME
+from runtime.tools.policy.engine import PolicyDecision
+from runtime.tools.policy.rules import Decision, PolicyRule
+from runtime.tools.policy.shell_safety import SHELL_TOOL_NAME
 
 CANCELLED_MESSAGE = "The user cancelled this tool call."
 CallStatus = Literal["completed", "failed", "cancelled"]

@@ -33,7 +33,11 @@ from typing import Any
 from runtime.errors import RuntimeAgentError, ToolError
 from runtime.protocol import DisplayContent, ToolDisplay
 from runtime.services.truncation import DEFAULT_THRESHOLD, truncate_output
-from runtime.tools.approvals import (
+from runtime.tools.base import GcliTool, ToolEnv, ToolResult
+from runtime.tools.policy.defaults import EDIT_TOOLS
+from runtime.tools.policy.engine import PolicyDecision
+from runtime.tools.policy.modes import mode_rank, parse_mode
+from runtime.tools.scheduling.approvals import (
     REJECTED_MESSAGE,
     ApprovalCancelled,
     ApprovalChoice,
@@ -41,18 +45,14 @@ from runtime.tools.approvals import (
     build_permission_request,
     choice_from_outcome,
 )
-from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.hooks import (
+from runtime.tools.scheduling.hooks import (
     AfterToolOutcome,
     BeforeToolOutcome,
     HookStopRequested,
     NoToolHooks,
     ToolHooks,
 )
-from runtime.tools.modes import mode_rank, parse_mode
-from runtime.tools.policy import PolicyDecision
-from runtime.tools.policy_defaults import EDIT_TOOLS
-from runtime.tools.scheduler_support import (
+from runtime.tools.scheduling.support import (
     CANCELLED_MESSAGE,
     CallEnded,
     CallReporter,

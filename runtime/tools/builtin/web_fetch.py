@@ -18,8 +18,8 @@ import httpx
 
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.html_text import html_to_text
-from runtime.tools.tool_support import (
+from runtime.tools.builtin.html_text import html_to_text
+from runtime.tools.builtin.support import (
     ArgError,
     error_result,
     parse_error,

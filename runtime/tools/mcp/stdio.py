@@ -34,8 +34,8 @@ from pydantic import ValidationError
 
 from runtime.processes import kill_group, register_group, unregister_group
 from runtime.services.secrets import child_environment
-from runtime.tools.mcp_config import McpStdioServer
-from runtime.tools.process_group import group_alive
+from runtime.tools.io.process_group import group_alive
+from runtime.tools.mcp.config import McpStdioServer
 
 logger = logging.getLogger(__name__)
 

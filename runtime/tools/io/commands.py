@@ -35,7 +35,7 @@ from runtime.processes import register_group, unregister_group
 from runtime.protocol import DisplayTerminal
 from runtime.services.secrets import child_environment
 from runtime.tools.base import ProgressCallback
-from runtime.tools.process_group import group_alive, live_group_members, terminate_group
+from runtime.tools.io.process_group import group_alive, live_group_members, terminate_group
 
 logger = logging.getLogger(__name__)
 

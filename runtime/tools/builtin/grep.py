@@ -10,10 +10,8 @@ from typing import Any, Literal
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.files import decode_text
-from runtime.tools.grep_engine import GrepMatch, GrepOutcome, GrepQuery, find_rg, search
-from runtime.tools.read_tools import split_lines
-from runtime.tools.tool_support import (
+from runtime.tools.builtin.read import split_lines
+from runtime.tools.builtin.support import (
     ArgError,
     bool_arg,
     error_from_exception,
@@ -27,6 +25,8 @@ from runtime.tools.tool_support import (
     shown,
     str_arg,
 )
+from runtime.tools.io.files import decode_text
+from runtime.tools.io.grep_engine import GrepMatch, GrepOutcome, GrepQuery, find_rg, search
 
 logger = logging.getLogger(__name__)
 

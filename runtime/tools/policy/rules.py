@@ -32,8 +32,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from runtime.tools.modes import ApprovalMode
-from runtime.tools.shell_safety import SHELL_TOOL_NAME, matches_prefix
+from runtime.tools.policy.modes import ApprovalMode
+from runtime.tools.policy.shell_safety import SHELL_TOOL_NAME, matches_prefix
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import DisplayContent, DisplayDiff, ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.tool_support import (
+from runtime.tools.builtin.support import (
     ArgError,
     CodedToolError,
     bool_arg,

@@ -13,9 +13,7 @@ from typing import Any
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import DisplayContent, DisplayTerminal, ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.process_group import group_alive
-from runtime.tools.shell import DEFAULT_OUTPUT_LIMIT, DISPLAY_TAIL_BYTES, CommandResult
-from runtime.tools.tool_support import (
+from runtime.tools.builtin.support import (
     ArgError,
     bool_arg,
     commands_of,
@@ -29,6 +27,8 @@ from runtime.tools.tool_support import (
     shown,
     str_arg,
 )
+from runtime.tools.io.commands import DEFAULT_OUTPUT_LIMIT, DISPLAY_TAIL_BYTES, CommandResult
+from runtime.tools.io.process_group import group_alive
 
 logger = logging.getLogger(__name__)
 
