@@ -162,10 +162,10 @@ class AgentSession:
         if not spec.mcp_servers:
             return None
         from runtime.tools.mcp.client import McpServers
-        from runtime.tools.mcp.toolset import McpToolset
+        from runtime.tools.mcp.toolset import GcliMcpToolset
 
         servers = McpServers(spec.mcp_servers, cwd=spec.config.workspace)
-        return McpToolset(
+        return GcliMcpToolset(
             servers, scheduler=lambda: self.scheduler, notice=lambda text: self.protocol.notice(text)
         )
 

@@ -1,5 +1,5 @@
 """MCP servers for real: `tests/fakes/mcp_server.py` over stdio, streamable HTTP and
-SSE (127.0.0.1), through `McpServers`, the wrapped `McpTool`s and the scheduler."""
+SSE (127.0.0.1), through `McpServers`, the wrapped `GcliMcpTool`s and the scheduler."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from runtime.processes import kill_all
 from runtime.tools.base import ToolEnv
 from runtime.tools.mcp.client import McpServers
 from runtime.tools.mcp.config import McpHttpServer, McpServerConfig, McpSseServer, McpStdioServer
-from runtime.tools.mcp.toolset import McpTool, wrap_tools
+from runtime.tools.mcp.toolset import GcliMcpTool, wrap_tools
 from runtime.tools.policy.engine import PolicyEngine
+from runtime.tools.scheduling.reporting import NullToolEventSink
 from runtime.tools.scheduling.scheduler import Scheduler
-from runtime.tools.scheduling.support import NullToolEventSink
 from tests.fakes.mcp_server import SCRIPT as SERVER
 from tests.fakes.mcp_server import http_servers as serve_over_http
 
@@ -47,7 +47,7 @@ async def open_servers(tmp_path: Path) -> AsyncIterator[list[McpServers]]:
 
 async def connect(
     made: list[McpServers], tmp_path: Path, *configs: McpServerConfig, timeout: float = 10.0
-) -> tuple[McpServers, dict[str, McpTool]]:
+) -> tuple[McpServers, dict[str, GcliMcpTool]]:
     [(servers, tools)] = await connect_groups(made, tmp_path, [(configs, timeout)])
     return servers, tools
 
@@ -56,7 +56,7 @@ async def connect_groups(
     made: list[McpServers],
     tmp_path: Path,
     groups: list[tuple[tuple[McpServerConfig, ...], float]],
-) -> list[tuple[McpServers, dict[str, McpTool]]]:
+) -> list[tuple[McpServers, dict[str, GcliMcpTool]]]:
     """One McpServers per (configs, start-up timeout), all started at once (a server
     takes ~1.5 s to start)."""
     all_servers = [McpServers(group, cwd=tmp_path, start_timeout=t) for group, t in groups]

@@ -15,19 +15,9 @@ from typing import Any
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import DisplayContent, DisplayDiff, ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.builtin.support import (
-    ArgError,
-    CodedToolError,
-    bool_arg,
-    error_from_exception,
-    error_result,
-    files_of,
-    location,
-    required_str,
-    resolve,
-    shown,
-    str_arg,
-)
+from runtime.tools.builtin.args import ArgError, bool_arg, required_str, str_arg
+from runtime.tools.builtin.env import files_of, location, resolve, shown
+from runtime.tools.builtin.results import CodedToolError, error_from_exception, error_result
 
 logger = logging.getLogger(__name__)
 

@@ -13,19 +13,9 @@ from typing import Any
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.builtin.support import (
-    ArgError,
-    bool_arg,
-    error_from_exception,
-    error_result,
-    location,
-    parse_error,
-    required_str,
-    resolve,
-    short_title_arg,
-    shown,
-    str_arg,
-)
+from runtime.tools.builtin.args import ArgError, bool_arg, parse_error, required_str, str_arg
+from runtime.tools.builtin.env import location, resolve, short_title_arg, shown
+from runtime.tools.builtin.results import error_from_exception, error_result
 from runtime.tools.io.gitignore import walk
 from runtime.tools.io.globs import compile_glob, has_magic
 from runtime.tools.io.paths import resolve_in_roots

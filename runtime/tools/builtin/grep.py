@@ -10,21 +10,16 @@ from typing import Any, Literal
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.builtin.read import split_lines
-from runtime.tools.builtin.support import (
-    ArgError,
+from runtime.tools.builtin.args import (
     bool_arg,
-    error_from_exception,
-    error_result,
     int_arg,
-    location,
     parse_error,
     required_str,
-    resolve,
-    short_title_arg,
-    shown,
     str_arg,
 )
+from runtime.tools.builtin.env import location, resolve, short_title_arg, shown
+from runtime.tools.builtin.read import split_lines
+from runtime.tools.builtin.results import error_from_exception, error_result
 from runtime.tools.io.files import decode_text
 from runtime.tools.io.grep_engine import GrepMatch, GrepOutcome, GrepQuery, find_rg, search
 

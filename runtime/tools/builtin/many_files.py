@@ -12,18 +12,10 @@ from typing import Any
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
+from runtime.tools.builtin.args import ArgError, bool_arg, parse_error, str_list_arg
+from runtime.tools.builtin.env import files_of, resolve, short_title_arg, shown
 from runtime.tools.builtin.read import MEDIA_EXTENSIONS, window
-from runtime.tools.builtin.support import (
-    ArgError,
-    bool_arg,
-    error_from_exception,
-    files_of,
-    parse_error,
-    resolve,
-    short_title_arg,
-    shown,
-    str_list_arg,
-)
+from runtime.tools.builtin.results import error_from_exception
 from runtime.tools.io.files import BinaryFileError, FileTooLargeError
 from runtime.tools.io.gitignore import walk
 from runtime.tools.io.globs import any_glob_match, compile_glob, has_magic

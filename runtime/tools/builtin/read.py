@@ -10,20 +10,16 @@ from typing import Any
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.builtin.support import (
+from runtime.tools.builtin.args import (
     ArgError,
     bool_arg,
-    error_from_exception,
-    error_result,
-    files_of,
     int_arg,
-    location,
     parse_error,
     required_str,
-    resolve,
-    shown,
     str_list_arg,
 )
+from runtime.tools.builtin.env import files_of, location, resolve, shown
+from runtime.tools.builtin.results import error_from_exception, error_result
 from runtime.tools.io.gitignore import GIT_DIR, IgnoreRules
 from runtime.tools.io.globs import any_glob_match
 

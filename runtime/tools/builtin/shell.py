@@ -13,20 +13,9 @@ from typing import Any
 from runtime.errors import RuntimeAgentError
 from runtime.protocol import DisplayContent, DisplayTerminal, ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.builtin.support import (
-    ArgError,
-    bool_arg,
-    commands_of,
-    error_from_exception,
-    error_result,
-    location,
-    parse_error,
-    required_str,
-    resolve,
-    short_title_arg,
-    shown,
-    str_arg,
-)
+from runtime.tools.builtin.args import bool_arg, parse_error, required_str, str_arg
+from runtime.tools.builtin.env import commands_of, location, resolve, short_title_arg, shown
+from runtime.tools.builtin.results import error_from_exception, error_result
 from runtime.tools.io.commands import DEFAULT_OUTPUT_LIMIT, DISPLAY_TAIL_BYTES, CommandResult
 from runtime.tools.io.process_group import group_alive
 

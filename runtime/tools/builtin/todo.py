@@ -15,7 +15,8 @@ from typing import Any, Literal, cast
 
 from runtime.protocol import DisplayText, ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.builtin.support import ArgError, error_result
+from runtime.tools.builtin.args import ArgError
+from runtime.tools.builtin.results import error_result
 
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 STATUSES: tuple[TodoStatus, ...] = ("pending", "in_progress", "completed", "cancelled")

@@ -18,14 +18,10 @@ import httpx
 
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
+from runtime.tools.builtin.args import ArgError, parse_error, required_str
+from runtime.tools.builtin.env import short_title_arg
 from runtime.tools.builtin.html_text import html_to_text
-from runtime.tools.builtin.support import (
-    ArgError,
-    error_result,
-    parse_error,
-    required_str,
-    short_title_arg,
-)
+from runtime.tools.builtin.results import error_result
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Connections to a session's MCP servers: start, list tools, call, stop; failures reported.
 
 Built on the `mcp` SDK's `ClientSession` and its HTTP transports, with our own stdio
-transport (`mcp_stdio`). ADK's `McpToolset` / `MCPSessionManager` are not used:
+transport (`mcp.stdio`). ADK's `McpToolset` / `MCPSessionManager` are not used:
 their tools run through ADK's own tool execution (our calls must go through the
 scheduler: policy, approvals, hooks, truncation); their stdio sessions use the
 connect timeout as the read timeout of every call (a call longer than ~5 s fails)

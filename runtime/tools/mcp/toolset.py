@@ -4,10 +4,10 @@ What is used from where (see `mcp_client` for the reasons in full):
 - the `mcp` SDK: `ClientSession` (initialize, tools/list, tools/call), its
   streamable-HTTP and SSE transports, its types; our own stdio transport
   (`mcp_stdio`) so server processes join the process-group registry;
-- ADK: only `BaseToolset`, as the way into the agent (`McpToolset` below). ADK's
-  `McpToolset`/`McpTool` are not used: their calls would bypass our scheduler.
+- ADK: only `BaseToolset`, as the way into the agent (`GcliMcpToolset` below). ADK's
+  `GcliMcpToolset`/`GcliMcpTool` are not used: their calls would bypass our scheduler.
 
-Each server tool becomes an `McpTool` (a `GcliTool`): every call goes through the
+Each server tool becomes an `GcliMcpTool` (a `GcliTool`): every call goes through the
 scheduler like a built-in tool's — BeforeTool/AfterTool hooks, policy (`mcpName`
 rules match through `mcp_server`), approval in the editor (default: ask, as Gemini
 CLI), truncation of large results (the scheduler cuts MCP results).
@@ -86,7 +86,7 @@ def tool_kind(tool: mcp_types.Tool) -> ToolKind:
     return "read" if annotations is not None and annotations.read_only_hint else "other"
 
 
-class McpTool(GcliTool):
+class GcliMcpTool(GcliTool):
     """One tool of an MCP server, called through `connection` with the tool's own name.
 
     `mcp_server` names the server: the policy engine (mcpName rules) and the
@@ -180,11 +180,11 @@ def _decoded_size(data: str) -> int:
     return len(data) * 3 // 4
 
 
-def wrap_tools(connections: Iterable[McpConnection], taken: Iterable[str] = ()) -> list[McpTool]:
-    """An McpTool per listed tool of each connection, named `mcp_<server>_<tool>`;
+def wrap_tools(connections: Iterable[McpConnection], taken: Iterable[str] = ()) -> list[GcliMcpTool]:
+    """An GcliMcpTool per listed tool of each connection, named `mcp_<server>_<tool>`;
     names already in `taken` (or given earlier) are skipped with a warning."""
     used = set(taken)
-    tools: list[McpTool] = []
+    tools: list[GcliMcpTool] = []
     for connection in connections:
         for tool in connection.tools:
             name = mcp_tool_name(connection.name, tool.name)
@@ -197,11 +197,11 @@ def wrap_tools(connections: Iterable[McpConnection], taken: Iterable[str] = ()) 
                 )
                 continue
             used.add(name)
-            tools.append(McpTool(connection, tool, name=name))
+            tools.append(GcliMcpTool(connection, tool, name=name))
     return tools
 
 
-class McpToolset(BaseToolset):
+class GcliMcpToolset(BaseToolset):
     """The ADK face of a session's MCP servers.
 
     The first `get_tools` waits for the servers (`McpServers.wait_ready`), wraps

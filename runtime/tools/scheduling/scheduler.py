@@ -45,6 +45,15 @@ from runtime.tools.scheduling.approvals import (
     build_permission_request,
     choice_from_outcome,
 )
+from runtime.tools.scheduling.calls import CANCELLED_MESSAGE, CallEnded, ToolCall, ToolCallOutcome
+from runtime.tools.scheduling.checks import (
+    CancelCallback,
+    ModeChangeCallback,
+    PolicyChecker,
+    default_should_truncate,
+    outside_workspace,
+    schema_error,
+)
 from runtime.tools.scheduling.hooks import (
     AfterToolOutcome,
     BeforeToolOutcome,
@@ -52,21 +61,7 @@ from runtime.tools.scheduling.hooks import (
     NoToolHooks,
     ToolHooks,
 )
-from runtime.tools.scheduling.support import (
-    CANCELLED_MESSAGE,
-    CallEnded,
-    CallReporter,
-    CancelCallback,
-    ModeChangeCallback,
-    NullToolEventSink,
-    PolicyChecker,
-    ToolCall,
-    ToolCallOutcome,
-    ToolEventSink,
-    default_should_truncate,
-    outside_workspace,
-    schema_error,
-)
+from runtime.tools.scheduling.reporting import CallReporter, NullToolEventSink, ToolEventSink
 
 __all__ = [
     "CANCELLED_MESSAGE",

@@ -1,0 +1,101 @@
+"""Where the scheduler reports calls (the ToolEventSink contract) and the per-call reporter that keeps each call's updates in order."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+from runtime.protocol import DisplayContent, ToolDisplay
+from runtime.tools.base import ToolResult
+from runtime.tools.scheduling.calls import CANCELLED_MESSAGE, CallEnded, ToolCall, ToolCallOutcome
+
+
+class ToolEventSink(Protocol):
+    """Where the scheduler reports a call's life. Per call, in this order:
+    `tool_requested` once (status pending, display with preview), `tool_updated`
+    zero or more times (in_progress, then progress displays), `tool_finished` once.
+    Calls that fail before approval still get `tool_requested` then `tool_finished`."""
+
+    async def tool_requested(
+        self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay
+    ) -> None: ...
+
+    async def tool_updated(
+        self, call_id: str, status: Literal["pending", "in_progress"], display: ToolDisplay | None
+    ) -> None: ...
+
+    async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None: ...
+
+
+class NullToolEventSink:
+    """Reports nothing."""
+
+    async def tool_requested(
+        self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay
+    ) -> None:
+        return None
+
+    async def tool_updated(
+        self, call_id: str, status: Literal["pending", "in_progress"], display: ToolDisplay | None
+    ) -> None:
+        return None
+
+    async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
+        return None
+
+
+class CallReporter:
+    """Reports calls to a ToolEventSink: `tool_requested` and `tool_finished` at most
+    once per call, `tool_requested` always before anything else."""
+
+    def __init__(self, sink: ToolEventSink) -> None:
+        self._sink = sink
+
+    async def requested(self, call: ToolCall) -> None:
+        if not call.requested:
+            call.requested = True
+            await self._sink.tool_requested(call.call_id, call.name, dict(call.args), call.display)
+
+    async def updated(self, call: ToolCall, display: ToolDisplay | None) -> None:
+        await self._sink.tool_updated(call.call_id, "in_progress", display)
+
+    async def completed(
+        self, call: ToolCall, result: ToolResult, content: tuple[DisplayContent, ...]
+    ) -> None:
+        """Reports the result: completed, or failed when `result.is_error`."""
+        outcome = ToolCallOutcome(
+            status="failed" if result.is_error else "completed",
+            display=call.display.model_copy(update={"content": content}),
+            llm_content=result.llm_content,
+            is_error=result.is_error,
+            raw_output=result.raw_output,
+            plan=result.plan,
+        )
+        await self._finished(call, outcome)
+
+    async def fail(self, call: ToolCall, message: str, *, end: bool = True) -> dict[str, Any]:
+        """Reports the call as failed with `message`, then raises CallEnded (with
+        `end=False`, returns the function response instead)."""
+        await self.requested(call)
+        outcome = ToolCallOutcome(
+            status="failed", display=call.display, llm_content=message, is_error=True
+        )
+        await self._finished(call, outcome)
+        if end:
+            raise CallEnded({"error": message})
+        return {"error": message}
+
+    async def cancelled(self, call: ToolCall) -> None:
+        """Reports a requested, unfinished call as cancelled."""
+        if call.requested and not call.finished:
+            outcome = ToolCallOutcome(
+                status="cancelled",
+                display=call.display,
+                llm_content=CANCELLED_MESSAGE,
+                is_error=True,
+            )
+            await self._finished(call, outcome)
+
+    async def _finished(self, call: ToolCall, outcome: ToolCallOutcome) -> None:
+        if not call.finished:
+            call.finished = True
+            await self._sink.tool_finished(call.call_id, call.name, outcome)
