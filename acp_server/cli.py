@@ -40,22 +40,52 @@ def build_parser() -> argparse.ArgumentParser:
         description="A coding agent for editors: speaks the Agent Client Protocol (ACP) on stdio "
         "and runs Gemini models on Google ADK with Gemini CLI's services.",
     )
-    parser.add_argument("-m", "--model", help="model id or 'auto' (else GEMINI_MODEL, else model.name "
-                        "in .gemini/settings.json, else gemini-2.5-pro)")
-    parser.add_argument("--fake-responses", type=Path, metavar="FILE",
-                        help="answer from a scripted JSONL file (Gemini CLI's format) instead of a real model")
-    parser.add_argument("--record-responses", type=Path, metavar="FILE",
-                        help="append every model response to FILE in the --fake-responses format")
-    parser.add_argument("--approval-mode", choices=["default", "autoEdit", "yolo", "plan"],
-                        help="initial approval mode of new sessions (default: default)")
-    parser.add_argument("--max-turns", type=int, metavar="N", help="stop a prompt after N model turns")
+    parser.add_argument(
+        "-m",
+        "--model",
+        help="model id or 'auto' (else GEMINI_MODEL, else model.name "
+        "in .gemini/settings.json, else gemini-2.5-pro)",
+    )
+    parser.add_argument(
+        "--fake-responses",
+        type=Path,
+        metavar="FILE",
+        help="answer from a scripted JSONL file (Gemini CLI's format) instead of a real model",
+    )
+    parser.add_argument(
+        "--record-responses",
+        type=Path,
+        metavar="FILE",
+        help="append every model response to FILE in the --fake-responses format",
+    )
+    parser.add_argument(
+        "--approval-mode",
+        choices=["default", "autoEdit", "yolo", "plan"],
+        help="initial approval mode of new sessions (default: default)",
+    )
+    parser.add_argument(
+        "--max-turns", type=int, metavar="N", help="stop a prompt after N model turns"
+    )
     parser.add_argument("--max-tokens", type=int, metavar="N", help="stop a prompt after N tokens")
-    parser.add_argument("--max-time", type=float, metavar="SECONDS", help="stop a prompt after SECONDS")
-    parser.add_argument("--log-file", type=Path, metavar="FILE", help="write logs to FILE instead of stderr")
-    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                        help="log level (default INFO)")
-    parser.add_argument("--trace-file", type=Path, metavar="FILE",
-                        help=f"append a JSONL trace of all protocol traffic, API keys redacted (or set {TRACE_ENV})")
+    parser.add_argument(
+        "--max-time", type=float, metavar="SECONDS", help="stop a prompt after SECONDS"
+    )
+    parser.add_argument(
+        "--log-file", type=Path, metavar="FILE", help="write logs to FILE instead of stderr"
+    )
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level (default INFO)",
+    )
+    parser.add_argument(
+        "--trace-file",
+        type=Path,
+        metavar="FILE",
+        help="append a JSONL trace of all protocol traffic, API keys redacted "
+        f"(or set {TRACE_ENV})",
+    )
     parser.add_argument("--experimental-acp", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--version", action="version", version=f"adk-acp {__version__}")
     return parser
@@ -171,12 +201,16 @@ def main(argv: list[str] | None = None) -> int:
     import logging
 
     if args.fake_responses and not args.fake_responses.is_file():
-        logging.getLogger("acp_server").error("--fake-responses file not found: %s", args.fake_responses)
+        logging.getLogger("acp_server").error(
+            "--fake-responses file not found: %s", args.fake_responses
+        )
         _exit_now(2)
     flags = _flags(args)
     threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
     while loader.is_alive():
-        if reader.only_eof_left(0.02):  # the editor went away before anything else: no session to close
+        if reader.only_eof_left(
+            0.02
+        ):  # the editor went away before anything else: no session to close
             logging.getLogger("acp_server").info("stdin closed; shutting down")
             _exit_now(0)
 
@@ -188,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     if trace is not None:
         trace.close()
     os._exit(code)
+
 
 if __name__ == "__main__":
     sys.exit(main())

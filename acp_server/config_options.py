@@ -70,7 +70,9 @@ class ConfigOptions:
                 "category": "model",
                 "type": "select",
                 "currentValue": session.model_choice,
-                "options": [{"value": v, "name": n} for v, n in model_choices(session.model_choice)],
+                "options": [
+                    {"value": v, "name": n} for v, n in model_choices(session.model_choice)
+                ],
             },
         ]
 

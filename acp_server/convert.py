@@ -56,17 +56,23 @@ def _read_image(path: Path) -> bytes:
         return handle.read(MAX_FILE_BYTES)
 
 
-async def _read_mention(block: schema.ResourceContentBlock, roots: tuple[Path, ...], host: Host) -> ContentPart:
+async def _read_mention(
+    block: schema.ResourceContentBlock, roots: tuple[Path, ...], host: Host
+) -> ContentPart:
     try:
         path = uri_to_path(block.uri)
     except ValueError as exc:
         raise invalid_params(f"malformed resource link uri {_shown(block.uri)!r}: {exc}") from None
     if path is None:
-        return TextPart(text=f"[Referenced resource {_shown(block.uri)} (not a local file; not read)]")
+        return TextPart(
+            text=f"[Referenced resource {_shown(block.uri)} (not a local file; not read)]"
+        )
     try:
         path = resolve_in_roots(path, roots)
     except PathOutsideWorkspaceError:
-        raise invalid_params(f"@-mentioned file is outside the workspace: {_shown(str(path))}") from None
+        raise invalid_params(
+            f"@-mentioned file is outside the workspace: {_shown(str(path))}"
+        ) from None
     mime = block.mime_type or mimetypes.guess_type(path.name)[0] or "text/plain"
     try:
         if mime in IMAGE_TYPES:
@@ -100,7 +106,9 @@ def _embedded(block: schema.EmbeddedResourceContentBlock) -> ContentPart:
     resource: Any = block.resource
     uri = getattr(resource, "uri", None)
     if isinstance(resource, schema.TextResourceContents):
-        return ReferencePart(text=resource.text, uri=uri, mime_type=resource.mime_type or "text/plain")
+        return ReferencePart(
+            text=resource.text, uri=uri, mime_type=resource.mime_type or "text/plain"
+        )
     blob = getattr(resource, "blob", "")
     mime = getattr(resource, "mime_type", None) or "application/octet-stream"
     if mime in IMAGE_TYPES:
@@ -122,7 +130,9 @@ async def prompt_to_parts(
             elif block.uri:
                 parts.append(MediaPart(uri=block.uri, mime_type=block.mime_type))
         elif isinstance(block, schema.AudioContentBlock):
-            raise invalid_params("audio prompts are not supported (promptCapabilities.audio is false)")
+            raise invalid_params(
+                "audio prompts are not supported (promptCapabilities.audio is false)"
+            )
         elif isinstance(block, schema.ResourceContentBlock):
             parts.append(await _read_mention(block, roots, host))
         elif isinstance(block, schema.EmbeddedResourceContentBlock):

@@ -63,15 +63,20 @@ def invalid_params(message: str, data: Any = None) -> AcpError:
 
 
 def session_not_found(session_id: str) -> AcpError:
-    return AcpError(RESOURCE_NOT_FOUND, f"Session not found: {session_id}", {"sessionId": session_id})
+    return AcpError(
+        RESOURCE_NOT_FOUND, f"Session not found: {session_id}", {"sessionId": session_id}
+    )
 
 
 def from_runtime(exc: RuntimeAgentError) -> AcpError:
     """Map an engine error onto the table above."""
     if isinstance(exc, AuthRequiredError):
-        return AcpError(AUTH_REQUIRED, f"Authentication required: {exc}".replace(
-            "Authentication required: Authentication required:", "Authentication required:"
-        ))
+        return AcpError(
+            AUTH_REQUIRED,
+            f"Authentication required: {exc}".replace(
+                "Authentication required: Authentication required:", "Authentication required:"
+            ),
+        )
     if isinstance(exc, StreamActiveError):
         return AcpError(BUSY, str(exc))
     if isinstance(exc, (PathOutsideWorkspaceError, ConfigError)):

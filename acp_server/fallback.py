@@ -26,7 +26,9 @@ logger = logging.getLogger(__name__)
 
 OPTIONS = (
     PermissionOption(option_id="retry_once", name="Switch for this request", kind="allow_once"),
-    PermissionOption(option_id="retry_always", name="Switch for the rest of the session", kind="allow_always"),
+    PermissionOption(
+        option_id="retry_always", name="Switch for the rest of the session", kind="allow_always"
+    ),
     PermissionOption(option_id="stop", name="Stop", kind="reject_once"),
 )
 

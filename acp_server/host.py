@@ -38,7 +38,8 @@ _NOT_FOUND_WORDS = ("not found", "no such file", "does not exist", "enoent")
 
 def capabilities_from(client_caps: dict[str, Any] | None) -> HostCapabilities:
     caps = client_caps or {}
-    fs = caps.get("fs") if isinstance(caps.get("fs"), dict) else {}
+    fs_caps = caps.get("fs")
+    fs: dict[str, Any] = fs_caps if isinstance(fs_caps, dict) else {}
     return HostCapabilities(
         read_text_file=bool(fs.get("readTextFile")),
         write_text_file=bool(fs.get("writeTextFile")),
@@ -58,18 +59,22 @@ def permission_params(session_id: str, request: PermissionRequest) -> dict[str, 
     }
     if request.locations:
         tool_call["locations"] = [
-            {"path": loc.path, **({"line": loc.line} if loc.line is not None else {})} for loc in request.locations
+            {"path": loc.path, **({"line": loc.line} if loc.line is not None else {})}
+            for loc in request.locations
         ]
     if request.raw_input is not None:
         tool_call["rawInput"] = request.raw_input
     if request.content:
         tool_call["content"] = [
-            c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in tool_content(request.content)
+            c.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for c in tool_content(request.content)
         ]
     return {
         "sessionId": session_id,
         "toolCall": tool_call,
-        "options": [{"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in request.options],
+        "options": [
+            {"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in request.options
+        ],
     }
 
 
@@ -88,8 +93,14 @@ class AcpTerminal(TerminalHandle):
     async def output(self) -> TerminalOutput:
         result = await self._host.engine.request("terminal/output", self._params()) or {}
         status = result.get("exitStatus")
-        exit_ = TerminalExit(exit_code=status.get("exitCode"), signal=status.get("signal")) if status else None
-        return TerminalOutput(output=result.get("output", ""), truncated=bool(result.get("truncated")), exit=exit_)
+        exit_ = (
+            TerminalExit(exit_code=status.get("exitCode"), signal=status.get("signal"))
+            if status
+            else None
+        )
+        return TerminalOutput(
+            output=result.get("output", ""), truncated=bool(result.get("truncated")), exit=exit_
+        )
 
     async def kill(self) -> None:
         await self._host.engine.request("terminal/kill", self._params())
@@ -101,24 +112,32 @@ class AcpTerminal(TerminalHandle):
 class AcpHost(Host):
     """Host for one session, speaking to the editor through `engine`."""
 
-    def __init__(self, engine: JsonRpcEngine, session_id: str, client_caps: dict[str, Any] | None) -> None:
+    def __init__(
+        self, engine: JsonRpcEngine, session_id: str, client_caps: dict[str, Any] | None
+    ) -> None:
         self.engine = engine
         self.session_id = session_id
         self.capabilities = capabilities_from(client_caps)
 
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
-        result = await self.engine.request("session/request_permission", permission_params(self.session_id, request))
+        result = await self.engine.request(
+            "session/request_permission", permission_params(self.session_id, request)
+        )
         outcome = (result or {}).get("outcome") or {}
         if outcome.get("outcome") == "selected" and isinstance(outcome.get("optionId"), str):
             valid = {o.option_id for o in request.options}
             if outcome["optionId"] in valid:
                 return PermissionOutcome(option_id=outcome["optionId"])
             reject = next((o.option_id for o in request.options if o.kind == "reject_once"), None)
-            logger.warning("client chose an unknown option %r; treating it as a rejection", outcome["optionId"])
+            logger.warning(
+                "client chose an unknown option %r; treating it as a rejection", outcome["optionId"]
+            )
             return PermissionOutcome(option_id=reject)
         return PermissionOutcome(option_id=None)
 
-    async def read_text_file(self, path: Path, line: int | None = None, limit: int | None = None) -> str:
+    async def read_text_file(
+        self, path: Path, line: int | None = None, limit: int | None = None
+    ) -> str:
         if not self.capabilities.read_text_file:
             return await super().read_text_file(path, line, limit)
         params: dict[str, Any] = {"sessionId": self.session_id, "path": str(path)}
@@ -129,7 +148,9 @@ class AcpHost(Host):
         try:
             result = await self.engine.request("fs/read_text_file", params)
         except JsonRpcException as exc:
-            if exc.code == RESOURCE_NOT_FOUND or any(w in (exc.message or "").lower() for w in _NOT_FOUND_WORDS):
+            if exc.code == RESOURCE_NOT_FOUND or any(
+                w in (exc.message or "").lower() for w in _NOT_FOUND_WORDS
+            ):
                 raise FileNotFoundError(str(path)) from exc
             raise OSError(f"the editor could not read {path}: {exc.message}") from exc
         return str((result or {}).get("content", ""))
@@ -139,7 +160,8 @@ class AcpHost(Host):
             return await super().write_text_file(path, content)
         try:
             await self.engine.request(
-                "fs/write_text_file", {"sessionId": self.session_id, "path": str(path), "content": content}
+                "fs/write_text_file",
+                {"sessionId": self.session_id, "path": str(path), "content": content},
             )
         except JsonRpcException as exc:
             raise OSError(f"the editor could not write {path}: {exc.message}") from exc

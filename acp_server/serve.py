@@ -16,7 +16,9 @@ logger = logging.getLogger(__name__)
 SHUTDOWN_TIMEOUT_S = 0.8
 
 
-async def _serve(reader: StdinReader, output: Output, init_params: dict[str, Any] | None, flags: AgentFlags) -> None:
+async def _serve(
+    reader: StdinReader, output: Output, init_params: dict[str, Any] | None, flags: AgentFlags
+) -> None:
     loop = asyncio.get_running_loop()
     engine = JsonRpcEngine(output)
     server = AcpServer(engine, ServerOptions(flags=flags))
@@ -42,7 +44,9 @@ async def _serve(reader: StdinReader, output: Output, init_params: dict[str, Any
     kill_all()
 
 
-def serve(reader: StdinReader, output: Output, init_params: dict[str, Any] | None, flags: AgentFlags) -> int:
+def serve(
+    reader: StdinReader, output: Output, init_params: dict[str, Any] | None, flags: AgentFlags
+) -> int:
     """Run until stdin closes. Returns the process exit code."""
     try:
         asyncio.run(_serve(reader, output, init_params, flags))

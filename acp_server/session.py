@@ -42,7 +42,9 @@ STOP_REASONS = {
 class AcpSession:
     """An ACP session around one runtime `AgentSession`."""
 
-    def __init__(self, engine: JsonRpcEngine, runtime: AgentSession, host: Host, config_options: Any) -> None:
+    def __init__(
+        self, engine: JsonRpcEngine, runtime: AgentSession, host: Host, config_options: Any
+    ) -> None:
         self.engine = engine
         self.runtime = runtime
         self.host = host
@@ -114,9 +116,16 @@ class AcpSession:
     def _failure(self, end: AgentEndEvent) -> AcpError:
         fatal = self._last_fatal
         if fatal is None:
-            return AcpError(-32603, f"The turn failed ({(end.data or {}).get('finishReason', 'unknown reason')}).")
+            return AcpError(
+                -32603,
+                f"The turn failed ({(end.data or {}).get('finishReason', 'unknown reason')}).",
+            )
         data: dict[str, Any] = {"status": fatal.status, **(fatal.meta or {})}
-        code = MODEL_ERROR if fatal.status in ("RESOURCE_EXHAUSTED", "NOT_FOUND", "UNAVAILABLE") else -32603
+        code = (
+            MODEL_ERROR
+            if fatal.status in ("RESOURCE_EXHAUSTED", "NOT_FOUND", "UNAVAILABLE")
+            else -32603
+        )
         if fatal.meta and fatal.meta.get("httpStatus"):
             code = MODEL_ERROR
         return AcpError(code, fatal.message, data)

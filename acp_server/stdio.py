@@ -29,7 +29,9 @@ def _secret_key_pattern() -> re.Pattern[str]:
     if _secret_key is None:
         import re
 
-        _secret_key = re.compile(r"(api[-_]?key|token|secret|password|authorization|credential)", re.I)
+        _secret_key = re.compile(
+            r"(api[-_]?key|token|secret|password|authorization|credential)", re.I
+        )
     return _secret_key
 
 
@@ -41,7 +43,8 @@ def redact(value: Any) -> Any:
     secret_key = _secret_key_pattern()
     if isinstance(value, dict):
         return {
-            k: ("***" if secret_key.search(k) and isinstance(v, str) else redact(v)) for k, v in value.items()
+            k: ("***" if secret_key.search(k) and isinstance(v, str) else redact(v))
+            for k, v in value.items()
         }
     if isinstance(value, list):
         return [redact(v) for v in value]

@@ -56,7 +56,9 @@ class AcpRpcProtocol(JsonRPCProtocol):
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
         if method_name in (ACP_CANCEL_REQUEST, LSP_CANCEL_REQUEST):
-            request_id = params.get("requestId", params.get("id")) if isinstance(params, dict) else None
+            request_id = (
+                params.get("requestId", params.get("id")) if isinstance(params, dict) else None
+            )
             if _valid_id(request_id):
                 self._cancel_incoming(request_id)
             else:
@@ -64,7 +66,9 @@ class AcpRpcProtocol(JsonRPCProtocol):
             return
         super()._handle_notification(method_name, params)
 
-    def _handle_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+    def _handle_response(
+        self, msg_id: Any, result: Any | None = None, error: Any | None = None
+    ) -> None:
         """Match a client's answer to our request; late and unknown answers are dropped quietly.
 
         After `session/cancel`, clients still answer the requests we abandoned
@@ -171,7 +175,9 @@ class JsonRpcEngine:
         except Exception:  # noqa: BLE001 - the server keeps serving whatever one message does
             logger.exception("failed to handle message")
             if "method" in data and "id" in data:
-                self._reply_error(data["id"], INTERNAL_ERROR, "Internal error while dispatching the request")
+                self._reply_error(
+                    data["id"], INTERNAL_ERROR, "Internal error while dispatching the request"
+                )
 
     def _parse(self, line: bytes) -> dict[str, Any] | None:
         """The message in `line` if it is a JSON-RPC 2.0 message we can act on; otherwise
@@ -199,7 +205,9 @@ class JsonRpcEngine:
             if has_id and ("result" in data or "error" in data):
                 logger.info("dropped a response with an invalid id %s", _short(msg_id))
                 return None
-            self._reply_error(reply_id, INVALID_REQUEST, "Invalid Request: neither a request nor a response")
+            self._reply_error(
+                reply_id, INVALID_REQUEST, "Invalid Request: neither a request nor a response"
+            )
             return None
         problem = None
         notification_params = False
@@ -232,12 +240,16 @@ class JsonRpcEngine:
         if isinstance(loose, dict) and isinstance(loose.get("method"), str) and _valid_id(msg_id):
             self._reply_error(msg_id, INVALID_PARAMS, f"Invalid params: {problem}")
         elif isinstance(loose, dict) and "method" in loose and "id" in loose:
-            self._reply_error(None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+            self._reply_error(
+                None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
+            )
         else:
             logger.info("dropped a message with a %s", problem)
 
     def _reply_error(self, msg_id: Any, code: int, message: str) -> None:
-        self._output.send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+        self._output.send(
+            {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+        )
 
     # ------------------------------------------------------------ registration
 
@@ -255,7 +267,9 @@ class JsonRpcEngine:
                     parsed: Any = params_model.model_validate(params if params is not None else {})
                 except ValidationError as exc:
                     raise _error(
-                        INVALID_PARAMS, f"Invalid params for {method}: {_summary(exc)}", _validation_data(exc)
+                        INVALID_PARAMS,
+                        f"Invalid params for {method}: {_summary(exc)}",
+                        _validation_data(exc),
                     ) from exc
             else:
                 parsed = params
@@ -270,12 +284,16 @@ class JsonRpcEngine:
                 raise
             except Exception as exc:  # noqa: BLE001 - becomes -32603; the server keeps serving
                 logger.exception("%s failed", method)
-                raise _error(INTERNAL_ERROR, f"Internal error in {method}: {type(exc).__name__}: {exc}") from exc
+                raise _error(
+                    INTERNAL_ERROR, f"Internal error in {method}: {type(exc).__name__}: {exc}"
+                ) from exc
 
         handler.__name__ = f"acp_{method.replace('/', '_')}"
         self.server.feature(method)(handler)
 
-    def register_notification(self, method: str, fn: Callable[[Any], Awaitable[None] | None]) -> None:
+    def register_notification(
+        self, method: str, fn: Callable[[Any], Awaitable[None] | None]
+    ) -> None:
         async def handler(params: Any) -> None:
             try:
                 result = fn(params)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, assert_never
+from typing import Any, Literal, assert_never
 
 from acp import schema
 
@@ -38,7 +38,12 @@ from runtime.protocol import (
 
 Update = Any  # one of the acp.schema session update models
 
-PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
+PlanStatus = Literal["pending", "in_progress", "completed"]
+PLAN_STATUS: dict[str, PlanStatus] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "completed": "completed",
+}
 
 
 def _text_block(text: str) -> schema.TextContentBlock:
@@ -56,11 +61,17 @@ def tool_content(items: tuple[DisplayContent, ...]) -> list[Any]:
             )
         elif isinstance(item, DisplayTerminal):
             if item.terminal_id:
-                out.append(schema.TerminalToolCallContent(type="terminal", terminal_id=item.terminal_id))
+                out.append(
+                    schema.TerminalToolCallContent(type="terminal", terminal_id=item.terminal_id)
+                )
             elif item.ansi:
-                out.append(schema.ContentToolCallContent(type="content", content=_text_block(item.ansi)))
+                out.append(
+                    schema.ContentToolCallContent(type="content", content=_text_block(item.ansi))
+                )
         elif isinstance(item, DisplayText):
-            out.append(schema.ContentToolCallContent(type="content", content=_text_block(item.text)))
+            out.append(
+                schema.ContentToolCallContent(type="content", content=_text_block(item.text))
+            )
         else:
             assert_never(item)
     return out
@@ -75,7 +86,9 @@ def _locations(display: ToolDisplay | None) -> list[schema.ToolCallLocation] | N
 class UpdateMapper:
     """Maps one session's events. `config_options` gives the full current option list."""
 
-    def __init__(self, config_options: Callable[[], list[Any]], current_mode: Callable[[], str]) -> None:
+    def __init__(
+        self, config_options: Callable[[], list[Any]], current_mode: Callable[[], str]
+    ) -> None:
         self._config_options = config_options
         self._current_mode = current_mode
 
@@ -90,7 +103,9 @@ class UpdateMapper:
                     session_update="tool_call_update",
                     tool_call_id=event.request_id,
                     status="in_progress",
-                    content=tool_content(event.display.content) if event.display and event.display.content else None,
+                    content=tool_content(event.display.content)
+                    if event.display and event.display.content
+                    else None,
                 )
             ]
         if isinstance(event, ToolResponseEvent):
@@ -100,7 +115,9 @@ class UpdateMapper:
         if isinstance(event, UsageEvent):
             used = (event.input_tokens or 0) + (event.output_tokens or 0)
             size = event.context_window or 0
-            return [schema.UsageUpdate(session_update="usage_update", used=used, size=max(size, used))]
+            return [
+                schema.UsageUpdate(session_update="usage_update", used=used, size=max(size, used))
+            ]
         if isinstance(event, ErrorEvent):
             if event.fatal:
                 return []
@@ -113,7 +130,9 @@ class UpdateMapper:
 
     @staticmethod
     def _chunk(text: str) -> schema.AgentMessageChunk:
-        return schema.AgentMessageChunk(session_update="agent_message_chunk", content=_text_block(text))
+        return schema.AgentMessageChunk(
+            session_update="agent_message_chunk", content=_text_block(text)
+        )
 
     def _message(self, event: MessageEvent) -> list[Update]:
         if event.role != "agent":
@@ -124,7 +143,9 @@ class UpdateMapper:
                 out.append(self._chunk(part.text))
             elif isinstance(part, ThoughtPart):
                 out.append(
-                    schema.AgentThoughtChunk(session_update="agent_thought_chunk", content=_text_block(part.thought))
+                    schema.AgentThoughtChunk(
+                        session_update="agent_thought_chunk", content=_text_block(part.thought)
+                    )
                 )
         return out
 
@@ -159,14 +180,22 @@ class UpdateMapper:
         out: list[Update] = []
         if event.title:
             now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-            out.append(schema.SessionInfoUpdate(session_update="session_info_update", title=event.title, updated_at=now))
+            out.append(
+                schema.SessionInfoUpdate(
+                    session_update="session_info_update", title=event.title, updated_at=now
+                )
+            )
         if event.config:
             if "mode" in event.config:
                 out.append(
-                    schema.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=self._current_mode())
+                    schema.CurrentModeUpdate(
+                        session_update="current_mode_update", current_mode_id=self._current_mode()
+                    )
                 )
             out.append(
-                schema.ConfigOptionUpdate(session_update="config_option_update", config_options=self._config_options())
+                schema.ConfigOptionUpdate(
+                    session_update="config_option_update", config_options=self._config_options()
+                )
             )
         return out
 

@@ -119,19 +119,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         rest = args_in[2:]
         return agent_side(args_in[1], rest[1:] if rest[:1] == ["--"] else rest)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--path", choices=["prompt", "stream", "session_new", "first_session_new"],
-                        default="prompt",
-                        help=f"what to profile: short prompts, {STREAM_CHUNKS}-chunk streams, "
-                             "repeated session/new, or the first session/new of a warmed-up "
-                             "process (default prompt)")
+    parser.add_argument(
+        "--path",
+        choices=["prompt", "stream", "session_new", "first_session_new"],
+        default="prompt",
+        help=f"what to profile: short prompts, {STREAM_CHUNKS}-chunk streams, "
+        "repeated session/new, or the first session/new of a warmed-up "
+        "process (default prompt)",
+    )
     parser.add_argument("--count", type=int, default=10, help="rounds inside the window")
-    parser.add_argument("--api", action="store_true",
-                        help="API-key mode against the fake Gemini server instead of "
-                             "--fake-responses")
+    parser.add_argument(
+        "--api",
+        action="store_true",
+        help="API-key mode against the fake Gemini server instead of --fake-responses",
+    )
     parser.add_argument("--sort", default="tottime", help="pstats sort key (default tottime)")
     parser.add_argument("--top", type=int, default=30, help="functions to print")
-    parser.add_argument("--out", type=Path, default=Path("/tmp/adk-acp-profile.prof"),
-                        help="where the agent dumps its stats")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("/tmp/adk-acp-profile.prof"),
+        help="where the agent dumps its stats",
+    )
     args = parser.parse_args(args_in)
     drive(args.path, args.count, args.out, api=args.api)
     stats = pstats.Stats(str(args.out), stream=sys.stdout)

@@ -379,29 +379,65 @@ def measure_api(box: Sandbox, echo: AgentSpec, procs: int, cancels: int) -> list
         server.stop()
     settled = statistics.median(r.settled_s for r in ours)
     return [
-        Metric("session_new_warm", "session/new, warmed up", "ms",
-               [r.session_new for r in ours], [r.session_new for r in floor], target=0.020,
-               note="API-key mode; after the warm-up settled (median "
-                    f"{settled:.1f} s after initialize)"),
-        Metric("rss_after_session_new", "RSS after session/new", "MB",
-               [r.rss_mb for r in ours], [r.rss_mb for r in floor], target=130.0,
-               note="API-key mode, VmRSS after the first session/new of a warmed-up process"),
-        Metric("session_new_second", "session/new, 2nd in process", "ms",
-               [r.session_new_second for r in ours], [r.session_new_second for r in floor],
-               note="API-key mode"),
-        Metric("first_chunk_cold_http", "prompt → 1st chunk, cold, HTTP", "ms",
-               [r.cold_first_chunk for r in ours], [r.cold_first_chunk for r in floor],
-               note="API-key mode: includes the HTTP round trip to the local fake server"),
-        Metric("first_chunk_warm_http", "prompt → 1st chunk, warm, HTTP", "ms",
-               [r.warm_first_chunk for r in ours], [r.warm_first_chunk for r in floor]),
-        Metric("cancel", "session/cancel → cancelled", "ms",
-               [v for r in ours for v in r.cancels], [v for r in floor for v in r.cancels],
-               target=0.050,
-               note="sent 0–40 ms after the 2nd chunk of a reply streaming 50 ms per chunk"),
-        Metric("warmup_settled", "initialize → warm-up done", "ms",
-               [r.settled_s for r in ours],
-               note=f"waited ≥ {SETTLE_MIN_S:g} s, then until the agent used < 20 ms CPU "
-                    "in 250 ms (also in the --fake-responses runs)"),
+        Metric(
+            "session_new_warm",
+            "session/new, warmed up",
+            "ms",
+            [r.session_new for r in ours],
+            [r.session_new for r in floor],
+            target=0.020,
+            note="API-key mode; after the warm-up settled (median "
+            f"{settled:.1f} s after initialize)",
+        ),
+        Metric(
+            "rss_after_session_new",
+            "RSS after session/new",
+            "MB",
+            [r.rss_mb for r in ours],
+            [r.rss_mb for r in floor],
+            target=130.0,
+            note="API-key mode, VmRSS after the first session/new of a warmed-up process",
+        ),
+        Metric(
+            "session_new_second",
+            "session/new, 2nd in process",
+            "ms",
+            [r.session_new_second for r in ours],
+            [r.session_new_second for r in floor],
+            note="API-key mode",
+        ),
+        Metric(
+            "first_chunk_cold_http",
+            "prompt → 1st chunk, cold, HTTP",
+            "ms",
+            [r.cold_first_chunk for r in ours],
+            [r.cold_first_chunk for r in floor],
+            note="API-key mode: includes the HTTP round trip to the local fake server",
+        ),
+        Metric(
+            "first_chunk_warm_http",
+            "prompt → 1st chunk, warm, HTTP",
+            "ms",
+            [r.warm_first_chunk for r in ours],
+            [r.warm_first_chunk for r in floor],
+        ),
+        Metric(
+            "cancel",
+            "session/cancel → cancelled",
+            "ms",
+            [v for r in ours for v in r.cancels],
+            [v for r in floor for v in r.cancels],
+            target=0.050,
+            note="sent 0–40 ms after the 2nd chunk of a reply streaming 50 ms per chunk",
+        ),
+        Metric(
+            "warmup_settled",
+            "initialize → warm-up done",
+            "ms",
+            [r.settled_s for r in ours],
+            note=f"waited ≥ {SETTLE_MIN_S:g} s, then until the agent used < 20 ms CPU "
+            "in 250 ms (also in the --fake-responses runs)",
+        ),
     ]
 
 
@@ -466,28 +502,57 @@ def measure_fake_model(
         floor.append(fake_model_run(echo, **counts))
     chunks = sorted({c for r in ours for c in r.stream_chunks})
     return [
-        Metric("first_chunk_cold", "prompt → 1st chunk, cold", "ms",
-               [r.cold_first_chunk for r in ours], [r.cold_first_chunk for r in floor],
-               note="--fake-responses; first prompt of a fresh, warmed-up process"),
-        Metric("first_chunk_warm", "prompt → 1st chunk, warm", "ms",
-               [v for r in ours for v in r.warm_first_chunk],
-               [v for r in floor for v in r.warm_first_chunk], target=0.005,
-               note=f"--fake-responses; later prompts of that session, "
-                    f"{WARM_PAUSE_S * 1000:.0f} ms apart"),
-        Metric("stream_200", f"{STREAM_CHUNKS}-chunk stream → response", "ms",
-               [v for r in ours for v in r.stream_end], [v for r in floor for v in r.stream_end],
-               target=0.060,
-               note=f"--fake-responses, warm session; chunks received per turn: {chunks}"),
-        Metric("session_new_fake", "session/new, --fake-responses", "ms",
-               [r.session_new for r in ours], [r.session_new for r in floor],
-               note="first in a warmed-up process; every session reads and parses the "
-                    f"script ({script.stat().st_size // 1024} KB here), which API-key "
-                    "sessions do not"),
-        Metric("session_new_repeat", "session/new, 2nd+, --fake", "ms",
-               [v for r in ours for v in r.session_new_repeat],
-               [v for r in floor for v in r.session_new_repeat]),
-        Metric("rss_fake", "RSS after session/new, --fake", "MB",
-               [r.rss_mb for r in ours], [r.rss_mb for r in floor]),
+        Metric(
+            "first_chunk_cold",
+            "prompt → 1st chunk, cold",
+            "ms",
+            [r.cold_first_chunk for r in ours],
+            [r.cold_first_chunk for r in floor],
+            note="--fake-responses; first prompt of a fresh, warmed-up process",
+        ),
+        Metric(
+            "first_chunk_warm",
+            "prompt → 1st chunk, warm",
+            "ms",
+            [v for r in ours for v in r.warm_first_chunk],
+            [v for r in floor for v in r.warm_first_chunk],
+            target=0.005,
+            note=f"--fake-responses; later prompts of that session, "
+            f"{WARM_PAUSE_S * 1000:.0f} ms apart",
+        ),
+        Metric(
+            "stream_200",
+            f"{STREAM_CHUNKS}-chunk stream → response",
+            "ms",
+            [v for r in ours for v in r.stream_end],
+            [v for r in floor for v in r.stream_end],
+            target=0.060,
+            note=f"--fake-responses, warm session; chunks received per turn: {chunks}",
+        ),
+        Metric(
+            "session_new_fake",
+            "session/new, --fake-responses",
+            "ms",
+            [r.session_new for r in ours],
+            [r.session_new for r in floor],
+            note="first in a warmed-up process; every session reads and parses the "
+            f"script ({script.stat().st_size // 1024} KB here), which API-key "
+            "sessions do not",
+        ),
+        Metric(
+            "session_new_repeat",
+            "session/new, 2nd+, --fake",
+            "ms",
+            [v for r in ours for v in r.session_new_repeat],
+            [v for r in floor for v in r.session_new_repeat],
+        ),
+        Metric(
+            "rss_fake",
+            "RSS after session/new, --fake",
+            "MB",
+            [r.rss_mb for r in ours],
+            [r.rss_mb for r in floor],
+        ),
     ]
 
 
@@ -517,7 +582,7 @@ def measure_cold_session_new(adk: AgentSpec, echo: AgentSpec, procs: int) -> Met
         ours,
         floor,
         note="handled once the loader thread has imported pygls and acp.schema; then "
-             "create_session imports ADK and genai while the warm-up thread does the same",
+        "create_session imports ADK and genai while the warm-up thread does the same",
     )
 
 
@@ -544,10 +609,16 @@ def one_shot(spec: AgentSpec, env: Mapping[str, str] | None = None) -> OneShot:
         init_id, new_id = agent.new_id(), agent.new_id()
         agent.send_many(
             [
-                {"id": init_id, "method": "initialize",
-                 "params": {"protocolVersion": 1, "clientCapabilities": {}}},
-                {"id": new_id, "method": "session/new",
-                 "params": {"cwd": spec.cwd, "mcpServers": []}},
+                {
+                    "id": init_id,
+                    "method": "initialize",
+                    "params": {"protocolVersion": 1, "clientCapabilities": {}},
+                },
+                {
+                    "id": new_id,
+                    "method": "session/new",
+                    "params": {"cwd": spec.cwd, "mcpServers": []},
+                },
             ]
         )
         init = agent.response(init_id)
@@ -557,7 +628,10 @@ def one_shot(spec: AgentSpec, env: Mapping[str, str] | None = None) -> OneShot:
         assert turn.first_chunk is not None and turn.end is not None
         t0 = agent.spawned_at
         return OneShot(
-            init.t - t0, created.t - t0, turn.first_chunk - t0, turn.end - t0,
+            init.t - t0,
+            created.t - t0,
+            turn.first_chunk - t0,
+            turn.end - t0,
             stderr=agent.stderr_text(limit=None),
         )
 
@@ -615,7 +689,11 @@ def initialize_path_note() -> str:
     """What `adk-acp` imports before it can answer `initialize` (from `-X importtime`)."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import acp_server.cli"],
-        capture_output=True, text=True, check=True, cwd=ROOT, env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env=clean_env(),
     )
     records = parse_importtime(proc.stderr)
     total, children = import_children(records, "acp_server.cli")
@@ -639,7 +717,11 @@ def import_probe(module_code: str) -> tuple[float, int, float]:
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
-        capture_output=True, text=True, check=True, cwd=ROOT, env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env=clean_env(),
     ).stdout.split()
     return float(out[0]), int(out[1]), int(out[2]) / 1024
 
@@ -670,10 +752,20 @@ def measure_one_shot(
         return statistics.median(getattr(r, attr) for r in runs)
 
     metrics = [
-        Metric("oneshot_first_chunk", "one-shot: spawn → 1st chunk", "ms",
-               [r.first_chunk for r in ours], [r.first_chunk for r in floor]),
-        Metric("oneshot_end", "one-shot: spawn → prompt response", "ms",
-               [r.end for r in ours], [r.end for r in floor]),
+        Metric(
+            "oneshot_first_chunk",
+            "one-shot: spawn → 1st chunk",
+            "ms",
+            [r.first_chunk for r in ours],
+            [r.first_chunk for r in floor],
+        ),
+        Metric(
+            "oneshot_end",
+            "one-shot: spawn → prompt response",
+            "ms",
+            [r.end for r in ours],
+            [r.end for r in floor],
+        ),
     ]
     waiting = med(ours, "session_new") / med(ours, "first_chunk")
     notes = [
@@ -738,6 +830,7 @@ def render_table(metrics: Sequence[Metric]) -> str:
         for m in metrics
     ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
     def line(cells: Sequence[str]) -> str:
         return " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
 
@@ -786,12 +879,19 @@ def run(runs: int, groups: Sequence[str]) -> tuple[list[Metric], list[str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=10,
-                        help="spawn runs per agent and cancelled prompts (default 10); fresh "
-                             "processes per agent for the other groups: max(2, runs // 2)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=10,
+        help="spawn runs per agent and cancelled prompts (default 10); fresh "
+        "processes per agent for the other groups: max(2, runs // 2)",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures here")
-    parser.add_argument("--only", default=",".join(GROUPS),
-                        help=f"comma-separated groups to run (default all: {','.join(GROUPS)})")
+    parser.add_argument(
+        "--only",
+        default=",".join(GROUPS),
+        help=f"comma-separated groups to run (default all: {','.join(GROUPS)})",
+    )
     args = parser.parse_args(argv)
     groups = [g.strip() for g in args.only.split(",") if g.strip()]
     unknown = set(groups) - set(GROUPS)

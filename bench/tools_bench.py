@@ -23,8 +23,15 @@ COMMAND_MARK = "bench-command-started"
 
 
 def _line(*parts: dict[str, Any]) -> str:
-    candidate = {"content": {"role": "model", "parts": list(parts)}, "finishReason": "STOP", "index": 0}
-    return json.dumps({"method": "generateContentStream", "response": [{"candidates": [candidate]}]}) + "\n"
+    candidate = {
+        "content": {"role": "model", "parts": list(parts)},
+        "finishReason": "STOP",
+        "index": 0,
+    }
+    return (
+        json.dumps({"method": "generateContentStream", "response": [{"candidates": [candidate]}]})
+        + "\n"
+    )
 
 
 def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -36,10 +43,15 @@ def tools_script(turns: int) -> str:
     per cancelled command."""
     done = _line({"text": "Done."})
     lines = [_line({"text": "Ready."})]  # the warm-up prompt
-    for i in range(turns):
+    for _ in range(turns):
         lines += [_line(_call("read_file", {"file_path": "README.md"})), done]
     for i in range(turns):
-        lines += [_line(_call("write_file", {"file_path": f"out/bench_{i}.txt", "content": f"line {i}\n"})), done]
+        lines += [
+            _line(
+                _call("write_file", {"file_path": f"out/bench_{i}.txt", "content": f"line {i}\n"})
+            ),
+            done,
+        ]
     for _ in range(turns):  # cancelled during the command: the model is not called again
         command = f"echo {COMMAND_MARK}; sleep 30"
         lines.append(_line(_call("run_shell_command", {"command": command})))
@@ -112,15 +124,35 @@ def measure_tools(box: Sandbox, procs: int, turns: int = 5) -> list[Metric]:
 
     written = sorted((box.workspace / "out").glob("bench_*.txt"))
     return [
-        Metric("tool_read", "read_file round trip (prompt → response)", "ms", flat(ours, 0), flat(floor, 0),
-               target=0.040, note="model → read_file → model → answer; floor: a plain echo prompt"),
-        Metric("tool_write", "write_file with permission round trip", "ms", flat(ours, 1), flat(floor, 1),
-               target=0.060,
-               note=f"permission asked and allowed, diff shown, file written ({len(written)} files); "
-                    "floor: echo prompt asking one permission"),
-        Metric("tool_cancel", "cancel during a running command", "ms", flat(ours, 2), flat(floor, 2),
-               target=0.050, note="session/cancel → stopReason cancelled, process group killed; "
-                                  "floor: echo /wait cancelled"),
+        Metric(
+            "tool_read",
+            "read_file round trip (prompt → response)",
+            "ms",
+            flat(ours, 0),
+            flat(floor, 0),
+            target=0.040,
+            note="model → read_file → model → answer; floor: a plain echo prompt",
+        ),
+        Metric(
+            "tool_write",
+            "write_file with permission round trip",
+            "ms",
+            flat(ours, 1),
+            flat(floor, 1),
+            target=0.060,
+            note=f"permission asked and allowed, diff shown, file written ({len(written)} files); "
+            "floor: echo prompt asking one permission",
+        ),
+        Metric(
+            "tool_cancel",
+            "cancel during a running command",
+            "ms",
+            flat(ours, 2),
+            flat(floor, 2),
+            target=0.050,
+            note="session/cancel → stopReason cancelled, process group killed; "
+            "floor: echo /wait cancelled",
+        ),
     ]
 
 

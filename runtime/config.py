@@ -155,24 +155,33 @@ def _positive(value: Any) -> int | None:
     return number if number > 0 else None
 
 
+def _section(settings: dict[str, Any], key: str) -> dict[str, Any]:
+    """A settings object by key; an empty one when absent or not an object."""
+    value = settings.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def resolve_config(
     workspace: Path,
     flags: AgentFlags,
     env: dict[str, str] | None = None,
     home: Path | None = None,
 ) -> RuntimeConfig:
-    """Model: --model, then GEMINI_MODEL, then `model.name` (workspace over user), then the default."""
+    """The session's configuration.
+
+    Model: --model, then GEMINI_MODEL, then `model.name` (workspace over user),
+    then the default."""
     env = dict(os.environ if env is None else env)
     home = home or Path(env.get("HOME") or Path.home())
     settings = load_settings(workspace, home)
-    model_settings = settings.get("model") if isinstance(settings.get("model"), dict) else {}
+    model_settings = _section(settings, "model")
     model = flags.model or env.get("GEMINI_MODEL") or model_settings.get("name") or DEFAULT_MODEL
     limits = Limits(
         max_turns=flags.max_turns or _positive(model_settings.get("maxSessionTurns")),
         max_tokens=flags.max_tokens or _positive(model_settings.get("maxTokensPerPrompt")),
         max_time_s=flags.max_time_s or _positive(model_settings.get("maxTimeSeconds")),
     )
-    general = settings.get("general") if isinstance(settings.get("general"), dict) else {}
+    general = _section(settings, "general")
     approval = flags.approval_mode or general.get("defaultApprovalMode") or "default"
     return RuntimeConfig(
         workspace=workspace,
@@ -204,7 +213,9 @@ def resolve_auth(
     """
     if fake_responses is not None:
         return AuthConfig(kind="fake", fake_responses=fake_responses)
-    use_vertex = prefer == "vertex" or (prefer is None and _truthy(env.get("GOOGLE_GENAI_USE_VERTEXAI")))
+    use_vertex = prefer == "vertex" or (
+        prefer is None and _truthy(env.get("GOOGLE_GENAI_USE_VERTEXAI"))
+    )
     if use_vertex:
         project = env.get("GOOGLE_CLOUD_PROJECT")
         location = env.get("GOOGLE_CLOUD_LOCATION") or ("global" if project else None)

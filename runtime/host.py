@@ -60,7 +60,9 @@ class PermissionOutcome:
         return self.option_id is None
 
 
-FallbackIntent = Literal["retry_always", "retry_once", "retry_with_credits", "stop", "retry_later", "upgrade"]
+FallbackIntent = Literal[
+    "retry_always", "retry_once", "retry_with_credits", "stop", "retry_later", "upgrade"
+]
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,9 @@ class Host(abc.ABC):
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
         """Ask the user; returns the chosen option, or a cancelled outcome."""
 
-    async def read_text_file(self, path: Path, line: int | None = None, limit: int | None = None) -> str:
+    async def read_text_file(
+        self, path: Path, line: int | None = None, limit: int | None = None
+    ) -> str:
         """Read through the editor (sees unsaved buffers). Raises FileNotFoundError."""
         raise CapabilityNotOffered("the editor does not offer fs.readTextFile")
 

@@ -60,7 +60,9 @@ class ReferencePart(_Frozen):
     mime_type: str | None = None
 
 
-ContentPart = Annotated[TextPart | ThoughtPart | MediaPart | ReferencePart, Field(discriminator="type")]
+ContentPart = Annotated[
+    TextPart | ThoughtPart | MediaPart | ReferencePart, Field(discriminator="type")
+]
 
 
 # ---------------------------------------------------------------- display content (tools)
@@ -114,7 +116,14 @@ class ToolDisplay(_Frozen):
 # ---------------------------------------------------------------- events
 
 AgentEndReason = Literal[
-    "completed", "failed", "aborted", "max_turns", "max_budget", "max_time", "refusal", "elicitation"
+    "completed",
+    "failed",
+    "aborted",
+    "max_turns",
+    "max_budget",
+    "max_time",
+    "refusal",
+    "elicitation",
 ]
 
 ErrorStatus = Literal[

@@ -121,7 +121,9 @@ class AgentSession:
             resilience=GcliResilience(self.models),
             control=self.stream_control,
         )
-        masking = ToolOutputMaskingService(spec.config.temp_dir / "tool-outputs" / f"session-{self.id}")
+        masking = ToolOutputMaskingService(
+            spec.config.temp_dir / "tool-outputs" / f"session-{self.id}"
+        )
         self.scheduler = self._scheduler(spec)
         from runtime.adk.tools import to_adk_tools
 
@@ -166,7 +168,9 @@ class AgentSession:
 
         servers = McpServers(spec.mcp_servers, cwd=spec.config.workspace)
         return GcliMcpToolset(
-            servers, scheduler=lambda: self.scheduler, notice=lambda text: self.protocol.notice(text)
+            servers,
+            scheduler=lambda: self.scheduler,
+            notice=lambda text: self.protocol.notice(text),
         )
 
     def _scheduler(self, spec: SessionSpec) -> Any:
@@ -194,14 +198,20 @@ class AgentSession:
             commands=CommandRunner(spec.host, env_allowlist=allowlist_from(config.settings)),
         )
         self.policy = PolicyEngine(
-            workspace_root=config.workspace, user_home=config.home, plans_dir=config.temp_dir / "plans"
+            workspace_root=config.workspace,
+            user_home=config.home,
+            plans_dir=config.temp_dir / "plans",
         )
         for problem in self.policy.load_errors:
             logger.warning("policy file problem: %s", problem)
         settings_hooks = config.settings.get("hooks")
         hooks_config = config.settings.get("hooksConfig") or {}
         hooks: Any = NoToolHooks()
-        if isinstance(settings_hooks, dict) and settings_hooks and hooks_config.get("enabled", True):
+        if (
+            isinstance(settings_hooks, dict)
+            and settings_hooks
+            and hooks_config.get("enabled", True)
+        ):
             hooks = CommandToolHooks(
                 settings_hooks,
                 project_dir=config.workspace,
@@ -223,7 +233,8 @@ class AgentSession:
         )
 
     def _engine_changed_mode(self, mode: str) -> None:
-        """The engine switched mode itself ("Allow for this session" on an edit): tell the editor."""
+        """The engine switched mode itself ("Allow for this session" on an edit):
+        tell the editor."""
         self.set_mode(mode)
         self.protocol.config_changed({"mode": mode})
 
@@ -255,6 +266,7 @@ class AgentSession:
 
         plugins: list[Any] = []
         if spec.kind == "main":
+
             def on_nudge(verdict: LoopVerdict) -> None:
                 self.protocol.notice(
                     f"A possible loop was detected ({verdict.detail}); "
@@ -276,7 +288,9 @@ class AgentSession:
         return plugins
 
     async def start(self) -> None:
-        await self.session_service.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=self.id)
+        await self.session_service.create_session(
+            app_name=APP_NAME, user_id=USER_ID, session_id=self.id
+        )
         if self.mcp is not None:
             self.mcp.servers.start()
 

@@ -19,7 +19,16 @@ logger = logging.getLogger(__name__)
 _SCRIPT = [
     {
         "method": "generateContentStream",
-        "response": [{"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}]}],
+        "response": [
+            {
+                "candidates": [
+                    {
+                        "content": {"role": "model", "parts": [{"text": "ok"}]},
+                        "finishReason": "STOP",
+                    }
+                ]
+            }
+        ],
     }
 ]
 
@@ -32,9 +41,16 @@ async def _one_turn() -> None:
     from runtime.session import SessionSpec, create_session
 
     home = Path(tempfile.gettempdir()) / "adk-acp-warmup"
-    config = RuntimeConfig(workspace=home, model="gemini-2.5-pro", settings={}, limits=Limits(), home=home)
+    config = RuntimeConfig(
+        workspace=home, model="gemini-2.5-pro", settings={}, limits=Limits(), home=home
+    )
     session = await create_session(
-        SessionSpec(config=config, auth=None, host=HeadlessHost(), generator=FakeContentGenerator(list(_SCRIPT)))
+        SessionSpec(
+            config=config,
+            auth=None,
+            host=HeadlessHost(),
+            generator=FakeContentGenerator(list(_SCRIPT)),
+        )
     )
     try:
         await session.protocol.send(MessageSend(content=(TextPart(text="warm up"),)))
@@ -43,7 +59,9 @@ async def _one_turn() -> None:
         await session.close()
 
 
-def _prepare_generator(env: dict[str, str], fake_responses: Path | None, record_responses: Path | None) -> None:
+def _prepare_generator(
+    env: dict[str, str], fake_responses: Path | None, record_responses: Path | None
+) -> None:
     """Build the process's ContentGenerator now (a genai client loads CA bundles: ~0.1 s)."""
     from runtime.config import resolve_auth
     from runtime.errors import AuthRequiredError, ConfigError

@@ -11,7 +11,7 @@ from acp_server import __version__
 
 TYPE_CHECKING = False  # no `typing` import on the start-up path
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal
 
 PROTOCOL_VERSION = 1
 
@@ -63,7 +63,9 @@ def initialize_result(params: Any) -> dict[str, Any]:
 
 
 def register(server: Any) -> None:
-    """Wire `initialize`, `authenticate` and `logout` onto the server (heavy imports allowed here)."""
+    """Wire `initialize`, `authenticate` and `logout` onto the server.
+
+    Heavy imports are allowed here (not in `initialize_result`)."""
     from acp import schema
 
     from acp_server.errors import AcpError, invalid_params
@@ -79,10 +81,19 @@ def register(server: Any) -> None:
     async def authenticate(params: schema.AuthenticateRequest) -> dict[str, Any]:
         method = params.method_id
         if method not in {m["id"] for m in AUTH_METHODS}:
-            raise invalid_params(f"unknown auth method {method!r}; known: gemini-api-key, vertex-ai")
+            raise invalid_params(
+                f"unknown auth method {method!r}; known: gemini-api-key, vertex-ai"
+            )
         meta = params.field_meta or {}
-        key = next((meta[k] for k in ("api-key", "apiKey", "GEMINI_API_KEY") if isinstance(meta.get(k), str)), None)
-        prefer = "vertex" if method == "vertex-ai" else "api_key"
+        key = next(
+            (
+                meta[k]
+                for k in ("api-key", "apiKey", "GEMINI_API_KEY")
+                if isinstance(meta.get(k), str)
+            ),
+            None,
+        )
+        prefer: Literal["api_key", "vertex"] = "vertex" if method == "vertex-ai" else "api_key"
         try:
             resolve_auth(server.options.env, api_key_override=key, prefer=prefer)
         except AuthRequiredError as exc:

@@ -33,10 +33,17 @@ def register(server: AcpServer) -> None:
         session = server.session(session_id)
         if mode_changed:
             session.send_update(
-                schema.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=session.runtime.mode)
+                schema.CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=session.runtime.mode
+                )
             )
         session.send_update(
-            schema.ConfigOptionUpdate(session_update="config_option_update", config_options=options.options(session.runtime))
+            schema.ConfigOptionUpdate.model_validate(
+                {
+                    "sessionUpdate": "config_option_update",
+                    "configOptions": options.options(session.runtime),
+                }
+            )
         )
 
     async def set_mode(params: schema.SetSessionModeRequest) -> dict[str, Any]:
@@ -50,7 +57,9 @@ def register(server: AcpServer) -> None:
         options.set(session.runtime, params.config_id, params.value)
         if params.config_id == "mode":
             session.send_update(
-                schema.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=session.runtime.mode)
+                schema.CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=session.runtime.mode
+                )
             )
         return {"configOptions": options.options(session.runtime)}
 

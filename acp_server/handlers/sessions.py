@@ -62,7 +62,10 @@ def register(server: AcpServer) -> None:
         from runtime.session import SessionSpec, create_session
 
         cwd = _directory(params.cwd, "cwd")
-        extra = tuple(_directory(d, "additionalDirectories entry") for d in params.additional_directories or [])
+        extra = tuple(
+            _directory(d, "additionalDirectories entry")
+            for d in params.additional_directories or []
+        )
         flags = server.options.flags
         try:
             auth = resolve_auth(

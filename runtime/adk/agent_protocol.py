@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.agents._streaming_mode import StreamingMode
+from google.adk.agents.run_config import RunConfig
 from google.adk.runners import Runner
 from google.genai import types
 
@@ -68,6 +69,8 @@ def quiet_telemetry() -> Any:
         genai_semconv_stability_opt_in="stable",
         capture_message_content=ContentCapturingMode.NO_CONTENT,
     )
+
+
 TITLE_LIMIT = 80
 
 
@@ -117,7 +120,9 @@ class AdkAgentProtocol(AgentProtocol):
         self._context_window = context_window
         self._on_new_prompt = list(on_new_prompt or [])
         self._run_config = RunConfig(
-            streaming_mode=StreamingMode.SSE, max_llm_calls=max_llm_calls, telemetry=quiet_telemetry()
+            streaming_mode=StreamingMode.SSE,
+            max_llm_calls=max_llm_calls,
+            telemetry=quiet_telemetry(),
         )
         self._events: list[AgentEvent] = []
         self._subscribers: list[Subscriber] = []
@@ -172,7 +177,9 @@ class AdkAgentProtocol(AgentProtocol):
         self._counter = 0
         self._stop = None
         self._abort = asyncio.Event()
-        self._task = asyncio.create_task(self._run_stream(stream_id, payload), name=f"stream-{stream_id}")
+        self._task = asyncio.create_task(
+            self._run_stream(stream_id, payload), name=f"stream-{stream_id}"
+        )
         return SendResult(stream_id=stream_id)
 
     async def abort(self) -> None:
@@ -200,7 +207,9 @@ class AdkAgentProtocol(AgentProtocol):
 
     def notice(self, text: str) -> None:
         """Show a message to the user in the current stream (a silent fallback, a retry)."""
-        self.emit_external(lambda i, s: CustomEvent(id=i, stream_id=s, kind="notice", data={"text": text}))
+        self.emit_external(
+            lambda i, s: CustomEvent(id=i, stream_id=s, kind="notice", data={"text": text})
+        )
 
     def config_changed(self, config: dict[str, Any]) -> None:
         """The engine changed the session's config itself (mode or model): tell subscribers."""
@@ -233,7 +242,9 @@ class AdkAgentProtocol(AgentProtocol):
         self._emit(make(self._next_id(stream_id), stream_id))
 
     async def _run_stream(self, stream_id: str, payload: MessageSend) -> None:
-        ids = lambda: self._next_id(stream_id)  # noqa: E731
+        def ids() -> str:
+            return self._next_id(stream_id)
+
         self._emit(AgentStartEvent(id=ids(), stream_id=stream_id))
         for callback in self._on_new_prompt:
             callback()
@@ -292,18 +303,26 @@ class AdkAgentProtocol(AgentProtocol):
                             meta={"code": stop.code} if stop.code else None,
                         )
                     )
-            self._emit(AgentEndEvent(id=ids(), stream_id=stream_id, reason=reason, data=data or None))
+            self._emit(
+                AgentEndEvent(id=ids(), stream_id=stream_id, reason=reason, data=data or None)
+            )
 
     def _follow_up(self) -> types.Content | None:
         """A user turn a guard left to send within this prompt (a loop nudge), if any."""
         text = self._control.take_follow_up() if self._control is not None else None
-        if text is None or self._stop is not None or (self._abort is not None and self._abort.is_set()):
+        if (
+            text is None
+            or self._stop is not None
+            or (self._abort is not None and self._abort.is_set())
+        ):
             return None
         return types.Content(role="user", parts=[types.Part(text=text)])
 
     def _announce_model(self, stream_id: str) -> None:
         model = self._current_model()
-        self._emit(SessionUpdateEvent(id=self._next_id(stream_id), stream_id=stream_id, model=model))
+        self._emit(
+            SessionUpdateEvent(id=self._next_id(stream_id), stream_id=stream_id, model=model)
+        )
         self._announced_model = model
 
     def announce_model_change(self, model: str) -> None:
@@ -312,17 +331,26 @@ class AdkAgentProtocol(AgentProtocol):
             return
         self._announced_model = model
         stream_id = self._stream_id or "idle"
-        self._emit(SessionUpdateEvent(id=self._next_id(stream_id), stream_id=stream_id, model=model))
+        self._emit(
+            SessionUpdateEvent(id=self._next_id(stream_id), stream_id=stream_id, model=model)
+        )
 
     @staticmethod
     def _error_event(event_id: str, stream_id: str, exc: BaseException) -> ErrorEvent:
         if isinstance(exc, ModelError):
-            status = exc.status if exc.status in HTTP_TO_STATUS.values() else "INTERNAL"
+            status: ErrorStatus = next(
+                (known for known in HTTP_TO_STATUS.values() if known == exc.status), "INTERNAL"
+            )
             meta: dict[str, Any] = {"code": exc.code} if exc.code else {}
             if exc.model:
                 meta["model"] = exc.model
             return ErrorEvent(
-                id=event_id, stream_id=stream_id, status=status, message=str(exc), fatal=True, meta=meta or None
+                id=event_id,
+                stream_id=stream_id,
+                status=status,
+                message=str(exc),
+                fatal=True,
+                meta=meta or None,
             )
         code = getattr(exc, "code", None)
         if isinstance(code, int) and code in HTTP_TO_STATUS:
@@ -330,7 +358,7 @@ class AdkAgentProtocol(AgentProtocol):
             return ErrorEvent(
                 id=event_id,
                 stream_id=stream_id,
-                status=HTTP_TO_STATUS[code],  # type: ignore[arg-type]
+                status=HTTP_TO_STATUS[code],
                 message=f"The model request failed ({code}): {message}",
                 fatal=True,
                 meta={"httpStatus": code},

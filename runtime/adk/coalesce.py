@@ -40,13 +40,22 @@ def merge_chunks(chunks: list[types.GenerateContentResponse]) -> types.GenerateC
             continue
         for part in chunk.candidates[0].content.parts or []:
             if parts and _joinable(parts[-1], part):
-                parts[-1] = parts[-1].model_copy(update={"text": (parts[-1].text or "") + (part.text or "")})
+                parts[-1] = parts[-1].model_copy(
+                    update={"text": (parts[-1].text or "") + (part.text or "")}
+                )
             else:
                 parts.append(part)
     last = chunks[-1]
     base = next((c for c in reversed(chunks) if c.candidates), last)
     candidate = base.candidates[0] if base.candidates else types.Candidate()
-    finish = next((c.candidates[0].finish_reason for c in reversed(chunks) if c.candidates and c.candidates[0].finish_reason), None)
+    finish = next(
+        (
+            c.candidates[0].finish_reason
+            for c in reversed(chunks)
+            if c.candidates and c.candidates[0].finish_reason
+        ),
+        None,
+    )
     usage = next((c.usage_metadata for c in reversed(chunks) if c.usage_metadata), None)
     merged_candidate = candidate.model_copy(
         update={"content": types.Content(role="model", parts=parts), "finish_reason": finish}
@@ -55,7 +64,9 @@ def merge_chunks(chunks: list[types.GenerateContentResponse]) -> types.GenerateC
         update={
             "candidates": [merged_candidate],
             "usage_metadata": usage,
-            "model_version": next((c.model_version for c in reversed(chunks) if c.model_version), None),
+            "model_version": next(
+                (c.model_version for c in reversed(chunks) if c.model_version), None
+            ),
         }
     )
 

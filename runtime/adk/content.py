@@ -30,7 +30,11 @@ def to_genai_parts(parts: tuple[ContentPart, ...] | list[ContentPart]) -> list[t
                     raise ValueError(f"media data is not valid base64: {exc}") from exc
                 out.append(types.Part(inline_data=types.Blob(data=raw, mime_type=part.mime_type)))
             elif part.uri:
-                out.append(types.Part(file_data=types.FileData(file_uri=part.uri, mime_type=part.mime_type)))
+                out.append(
+                    types.Part(
+                        file_data=types.FileData(file_uri=part.uri, mime_type=part.mime_type)
+                    )
+                )
         elif isinstance(part, ReferencePart):
             if part.data is not None and part.mime_type and not part.mime_type.startswith("text/"):
                 raw = base64.b64decode(part.data)

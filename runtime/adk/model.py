@@ -71,7 +71,9 @@ class GcliAgentModel(BaseLlm):
 
     generator: Any = Field(exclude=True)
     resilience: Any = Field(default_factory=ModelResilience, exclude=True)
-    on_model_used: Callable[[str], Awaitable[None] | None] | None = Field(default=None, exclude=True)
+    on_model_used: Callable[[str], Awaitable[None] | None] | None = Field(
+        default=None, exclude=True
+    )
     control: StreamControl | None = Field(default=None, exclude=True)
 
     @property
@@ -105,7 +107,9 @@ class GcliAgentModel(BaseLlm):
         generator: ContentGenerator = self.generator
         config = llm_request.config
         if _wants_thoughts(model) and config.thinking_config is None:
-            config = config.model_copy(update={"thinking_config": types.ThinkingConfig(include_thoughts=True)})
+            config = config.model_copy(
+                update={"thinking_config": types.ThinkingConfig(include_thoughts=True)}
+            )
         if not stream:
             response = await generator.generate_content(
                 model=model, contents=llm_request.contents, config=config
@@ -117,7 +121,9 @@ class GcliAgentModel(BaseLlm):
         aggregator = StreamingResponseAggregator()
         last_usage: types.GenerateContentResponseUsageMetadata | None = None
         chunks = coalesced(
-            generator.generate_content_stream(model=model, contents=llm_request.contents, config=config)
+            generator.generate_content_stream(
+                model=model, contents=llm_request.contents, config=config
+            )
         )
         try:
             async for chunk in chunks:

@@ -88,8 +88,12 @@ class ToolOutputMaskingProcessor(BaseLlmRequestProcessor):
         if result.masked:
             llm_request.contents = result.contents
             applied = write_back_masks(invocation_context.session.events, result, original)
-            logger.info("masked %d tool outputs (%d in the session), ~%d tokens saved",
-                        len(result.masked), applied, result.tokens_saved)
+            logger.info(
+                "masked %d tool outputs (%d in the session), ~%d tokens saved",
+                len(result.masked),
+                applied,
+                result.tokens_saved,
+            )
         return
         yield  # an async generator that yields nothing
 

@@ -23,6 +23,7 @@ import logging
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -105,7 +106,9 @@ class ModelState:
 class GcliResilience(ModelResilience):
     """retryWithBackoff + handleFallback around each model call."""
 
-    def __init__(self, state: ModelState, *, sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self, state: ModelState, *, sleep: Callable[[float], Awaitable[None]] | None = None
+    ) -> None:
         self.state = state
         scale = _delay_scale()
         self._sleep = sleep or (lambda seconds: asyncio.sleep(seconds * scale))
@@ -164,14 +167,16 @@ class GcliResilience(ModelResilience):
         state = self.state
         handler = persistent_quota_handler(
             failed_model=lambda: request.model or state.default_model,
-            active_model=lambda: resolve_model(state.choice) if not state.auto_routing else state.choice,
+            active_model=lambda: (
+                resolve_model(state.choice) if not state.auto_routing else state.choice
+            ),
             availability=state.availability,
             ask=state.ask,
             apply=lambda decision: self._apply(request, decision),
             approval_mode=state.mode,
             auto_routing=lambda: state.auto_routing,
         )
-        kwargs = {"max_attempts": state.max_attempts} if state.max_attempts else {}
+        kwargs: dict[str, Any] = {"max_attempts": state.max_attempts} if state.max_attempts else {}
         return await retry_with_backoff(
             call,
             on_persistent_429=handler,

@@ -70,7 +70,9 @@ class GcliSessionService(BaseSessionService):
             events = events[-config.num_recent_events :] if config.num_recent_events else []
         return session.model_copy(update={"events": events, "state": dict(session.state)})
 
-    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+    async def list_sessions(
+        self, *, app_name: str, user_id: str | None = None
+    ) -> ListSessionsResponse:
         sessions = [
             s.model_copy(update={"events": []})
             for (app, user, _), s in self._live.items()

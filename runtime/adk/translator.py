@@ -12,6 +12,7 @@ reason of the last one decides the stream's end reason.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypedDict
 
 from google.adk.events.event import Event
 from google.genai import types
@@ -23,6 +24,7 @@ from runtime.protocol import (
     ContentPart,
     CustomEvent,
     ErrorEvent,
+    ErrorStatus,
     MessageEvent,
     TextPart,
     ThoughtPart,
@@ -44,7 +46,7 @@ REFUSAL_REASONS = {
 
 INVOCATION_ABORTED = "INVOCATION_ABORTED"
 
-HTTP_TO_STATUS = {
+HTTP_TO_STATUS: dict[int, ErrorStatus] = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
     403: "PERMISSION_DENIED",
@@ -74,6 +76,11 @@ def _finish_name(value: object) -> str | None:
     return getattr(value, "name", None) or str(value)
 
 
+class _Ids(TypedDict):
+    id: str
+    stream_id: str
+
+
 class AdkEventTranslator:
     """Stateful per stream. `make` stamps id/stream/timestamps onto each new event."""
 
@@ -85,7 +92,7 @@ class AdkEventTranslator:
         self._last_finish: str | None = None
         self.last_model: str | None = None
 
-    def _base(self) -> dict[str, str]:
+    def _base(self) -> _Ids:
         return {"id": self._next_id(), "stream_id": self._stream_id}
 
     def translate(self, event: Event) -> list[AgentEvent]:
@@ -134,7 +141,8 @@ class AdkEventTranslator:
                     **self._base(),
                     model=event.model_version or self.last_model or "",
                     input_tokens=usage.prompt_token_count,
-                    output_tokens=(usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0),
+                    output_tokens=(usage.candidates_token_count or 0)
+                    + (usage.thoughts_token_count or 0),
                     cached_tokens=usage.cached_content_token_count,
                     context_window=self._context_window,
                 )

@@ -142,14 +142,20 @@ async def handle_fallback(
 
     index = next((i for i, p in enumerate(chain) if p.model == failed_model), None)
     failed_policy = chain[index] if index is not None else ModelPolicy(failed_model)
-    candidates = list(chain[index + 1:]) if index is not None else list(chain)
+    candidates = list(chain[index + 1 :]) if index is not None else list(chain)
 
     if not candidates:
         if active != failed_model and availability.is_available(active):
             apply_availability_transition(availability, failed_policy, kind, classified)
             logger.info("retrying with the active model %s after %s failed", active, failed_model)
-            return FallbackDecision("retry_once", active, failed_model, kind, True,
-                                    _message("retry_once", active, reason))
+            return FallbackDecision(
+                "retry_once",
+                active,
+                failed_model,
+                kind,
+                True,
+                _message("retry_once", active, reason),
+            )
         fallback: str | None = failed_model
     else:
         selection = availability.select_first_available(p.model for p in candidates)
@@ -163,8 +169,14 @@ async def handle_fallback(
     if failed_policy.action_for(kind) == "silent" or active == fallback:
         apply_availability_transition(availability, failed_policy, kind, classified)
         logger.info("silently switching from %s to %s (%s)", failed_model, fallback, kind)
-        return FallbackDecision("retry_always", fallback, failed_model, kind, True,
-                                _message("retry_always", fallback, reason))
+        return FallbackDecision(
+            "retry_always",
+            fallback,
+            failed_model,
+            kind,
+            True,
+            _message("retry_always", fallback, reason),
+        )
 
     if ask is None:
         return None
@@ -180,8 +192,9 @@ async def handle_fallback(
         return None
     if intent in ("retry_always", "retry_once"):
         apply_availability_transition(availability, failed_policy, kind, classified)
-    return FallbackDecision(intent, fallback, failed_model, kind, False,
-                            _message(intent, fallback, reason))
+    return FallbackDecision(
+        intent, fallback, failed_model, kind, False, _message(intent, fallback, reason)
+    )
 
 
 def persistent_quota_handler(

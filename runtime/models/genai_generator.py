@@ -34,7 +34,9 @@ class GenaiContentGenerator(ContentGenerator):
                     http_options=http_options,
                 )
             else:
-                self._client = genai.Client(vertexai=True, api_key=auth.api_key, http_options=http_options)
+                self._client = genai.Client(
+                    vertexai=True, api_key=auth.api_key, http_options=http_options
+                )
         else:
             self._client = genai.Client(api_key=auth.api_key, http_options=http_options)
 
@@ -46,7 +48,9 @@ class GenaiContentGenerator(ContentGenerator):
         config: types.GenerateContentConfig | None = None,
     ) -> types.GenerateContentResponse:
         return await self._client.aio.models.generate_content(
-            model=model, contents=contents, config=config  # type: ignore[arg-type]
+            model=model,
+            contents=contents,
+            config=config,
         )
 
     async def generate_content_stream(
@@ -57,7 +61,9 @@ class GenaiContentGenerator(ContentGenerator):
         config: types.GenerateContentConfig | None = None,
     ) -> AsyncIterator[types.GenerateContentResponse]:
         stream = await self._client.aio.models.generate_content_stream(
-            model=model, contents=contents, config=config  # type: ignore[arg-type]
+            model=model,
+            contents=contents,
+            config=config,
         )
         async for chunk in stream:
             yield chunk

@@ -69,10 +69,12 @@ class ModelPolicy:
         return self.state_transitions.get(kind, "terminal")
 
 
-def _last_resort(model: str, actions: Mapping[FailureKind, PolicyAction] = DEFAULT_ACTIONS
-                 ) -> ModelPolicy:
-    return ModelPolicy(model, actions=actions, is_last_resort=True,
-                       max_attempts=LAST_RESORT_MAX_ATTEMPTS)
+def _last_resort(
+    model: str, actions: Mapping[FailureKind, PolicyAction] = DEFAULT_ACTIONS
+) -> ModelPolicy:
+    return ModelPolicy(
+        model, actions=actions, is_last_resort=True, max_attempts=LAST_RESORT_MAX_ATTEMPTS
+    )
 
 
 STABLE_CHAIN: tuple[ModelPolicy, ...] = (ModelPolicy(GEMINI_PRO), _last_resort(GEMINI_FLASH))

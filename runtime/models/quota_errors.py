@@ -176,9 +176,11 @@ def parse_google_api_error(error: BaseException) -> GoogleApiError | None:
         inner = nested
         message = str(inner.get("message") or message)
     raw_details = inner.get("details")
-    details = tuple(d for d in raw_details if isinstance(d, Mapping)) if isinstance(
-        raw_details, list
-    ) else ()
+    details = (
+        tuple(d for d in raw_details if isinstance(d, Mapping))
+        if isinstance(raw_details, list)
+        else ()
+    )
     code = inner.get("code")
     status = inner.get("status")
     return GoogleApiError(
@@ -258,8 +260,15 @@ class _Facts:
     def quota_with(self, *markers: str) -> str | None:
         return next((q for q in self.quota_ids if any(m in q for m in markers)), None)
 
-    def make(self, cls: type[QuotaError], message: str, *, code: str,
-             quota_id: str | None = None, delay: float | None = None) -> QuotaError:
+    def make(
+        self,
+        cls: type[QuotaError],
+        message: str,
+        *,
+        code: str,
+        quota_id: str | None = None,
+        delay: float | None = None,
+    ) -> QuotaError:
         return cls(
             message.replace("{who}", self.model or "The model"),
             model=self.model,
@@ -305,31 +314,51 @@ def _classify_structured(f: _Facts) -> QuotaError | None:
     reset = f"; it resets in {format_duration(f.retry_delay)}" if f.retry_delay else ""
     cloudcode = f.domain in CLOUDCODE_DOMAINS
     if daily := f.quota_with("PerDay", "Daily"):
-        return f.make(TerminalQuotaError, f"{{who}} is out of daily quota ({daily}){reset}.",
-                      code="QUOTA_EXHAUSTED", quota_id=daily, delay=f.retry_delay)
+        return f.make(
+            TerminalQuotaError,
+            f"{{who}} is out of daily quota ({daily}){reset}.",
+            code="QUOTA_EXHAUSTED",
+            quota_id=daily,
+            delay=f.retry_delay,
+        )
     if f.reason and f.reason.startswith(CAPACITY_REASON_PREFIX):
-        return f.make(TerminalQuotaError,
-                      f"{{who}} has no capacity available right now ({f.reason}).",
-                      code="MODEL_CAPACITY_EXHAUSTED", delay=f.retry_delay)
+        return f.make(
+            TerminalQuotaError,
+            f"{{who}} has no capacity available right now ({f.reason}).",
+            code="MODEL_CAPACITY_EXHAUSTED",
+            delay=f.retry_delay,
+        )
     if cloudcode and f.reason == "RATE_LIMIT_EXCEEDED":
         delay = f.retry_delay or 10.0
-        return f.make(RetryableQuotaError,
-                      f"{{who}} is rate limited; retrying in {format_duration(delay)}.",
-                      code="RATE_LIMITED", delay=delay)
+        return f.make(
+            RetryableQuotaError,
+            f"{{who}} is rate limited; retrying in {format_duration(delay)}.",
+            code="RATE_LIMITED",
+            delay=delay,
+        )
     too_long = f.retry_delay is not None and f.retry_delay > MAX_RETRYABLE_DELAY_SECONDS
     if (cloudcode and f.reason == "QUOTA_EXHAUSTED") or too_long:
-        return f.make(TerminalQuotaError, f"{{who}} is out of quota{label}{reset}.",
-                      code="QUOTA_EXHAUSTED", delay=f.retry_delay)
+        return f.make(
+            TerminalQuotaError,
+            f"{{who}} is out of quota{label}{reset}.",
+            code="QUOTA_EXHAUSTED",
+            delay=f.retry_delay,
+        )
     if f.retry_delay:
         return f.make(
             RetryableQuotaError,
             f"{{who}} is rate limited{label}; retrying in {format_duration(f.retry_delay)}.",
-            code="RATE_LIMITED", delay=f.retry_delay,
+            code="RATE_LIMITED",
+            delay=f.retry_delay,
         )
     if per_minute := f.quota_with("PerMinute"):
-        return f.make(RetryableQuotaError,
-                      f"{{who}} is rate limited ({per_minute}); retrying in 60s.",
-                      code="RATE_LIMITED", quota_id=per_minute, delay=PER_MINUTE_RETRY_SECONDS)
+        return f.make(
+            RetryableQuotaError,
+            f"{{who}} is rate limited ({per_minute}); retrying in 60s.",
+            code="RATE_LIMITED",
+            quota_id=per_minute,
+            delay=PER_MINUTE_RETRY_SECONDS,
+        )
     if f.http_status in (429, 499):
         return f.make(RetryableQuotaError, f"{{who}} is rate limited{label}.", code="RATE_LIMITED")
     return None
@@ -340,13 +369,19 @@ def _classify_from_message(f: _Facts) -> QuotaError | None:
     match = _RETRY_IN_RE.search(f.api.message)
     delay = parse_duration_seconds(match.group(1)) if match else None
     if delay is not None and delay > MAX_RETRYABLE_DELAY_SECONDS:
-        return f.make(TerminalQuotaError,
-                      f"{{who}} is out of quota; it resets in {format_duration(delay)}.",
-                      code="QUOTA_EXHAUSTED", delay=delay)
+        return f.make(
+            TerminalQuotaError,
+            f"{{who}} is out of quota; it resets in {format_duration(delay)}.",
+            code="QUOTA_EXHAUSTED",
+            delay=delay,
+        )
     if delay is not None:
-        return f.make(RetryableQuotaError,
-                      f"{{who}} is rate limited; retrying in {format_duration(delay)}.",
-                      code="RATE_LIMITED", delay=delay)
+        return f.make(
+            RetryableQuotaError,
+            f"{{who}} is rate limited; retrying in {format_duration(delay)}.",
+            code="RATE_LIMITED",
+            delay=delay,
+        )
     if f.http_status in (429, 499):
         return f.make(RetryableQuotaError, "{who} is rate limited.", code="RATE_LIMITED")
     return None
@@ -384,9 +419,11 @@ def classify_error(error: BaseException, *, model: str | None = None) -> BaseExc
         facts = _gather(GoogleApiError(status, None, message, details), model, status)
         if status in _QUOTA_STATUSES and _has_limit_zero(facts):
             metric = f" for {facts.quota_metric}" if facts.quota_metric else ""
-            classified = facts.make(TerminalQuotaError,
-                                    f"{{who}} has no quota on this account (limit: 0{metric}).",
-                                    code="QUOTA_EXHAUSTED")
+            classified = facts.make(
+                TerminalQuotaError,
+                f"{{who}} has no quota on this account (limit: 0{metric}).",
+                code="QUOTA_EXHAUSTED",
+            )
         elif status in _QUOTA_STATUSES and details:
             classified = _classify_structured(facts)
         else:

@@ -217,8 +217,9 @@ class _Loop:
             raise AbortedError("aborted")
 
     async def wait(self, delay_ms: float, error: BaseException, kind: RetryKind) -> None:
-        logger.info("model call attempt %d failed (%s); retrying in %.0f ms",
-                    self.attempt, error, delay_ms)
+        logger.info(
+            "model call attempt %d failed (%s); retrying in %.0f ms", self.attempt, error, delay_ms
+        )
         if self.on_retry is not None:
             self.on_retry(RetryNotice(self.attempt, error, delay_ms, kind))
         await _pause(delay_ms / 1000.0, self.sleep, self.abort_event)
@@ -268,8 +269,9 @@ class _Loop:
             status is not None and 500 <= status < 600
         ):
             if self.attempt >= self.max_attempts:
-                logger.warning("attempt %d failed: %s; max attempts reached",
-                               self.attempt, classified)
+                logger.warning(
+                    "attempt %d failed: %s; max attempts reached", self.attempt, classified
+                )
                 await self.fallback_or_raise(classified, error)
                 return
             server_ms = (
@@ -315,8 +317,18 @@ async def retry_with_backoff(
     """
     if max_attempts <= 0:
         raise ValueError("max_attempts must be positive")
-    loop = _Loop(max_attempts, initial_delay_ms, max_delay_ms, should_retry, on_persistent_429,
-                 on_retry, current_model, sleep, random, abort_event)
+    loop = _Loop(
+        max_attempts,
+        initial_delay_ms,
+        max_delay_ms,
+        should_retry,
+        on_persistent_429,
+        on_retry,
+        current_model,
+        sleep,
+        random,
+        abort_event,
+    )
     loop.reset()
     while True:
         loop.check_abort()

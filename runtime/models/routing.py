@@ -168,8 +168,9 @@ class ModelRouterService:
                 logger.warning("routing strategy %s failed; skipped", strategy.name, exc_info=True)
                 continue
             if decision is not None:
-                logger.debug("routed to %s by %s: %s", decision.model, decision.source,
-                              decision.reason)
+                logger.debug(
+                    "routed to %s by %s: %s", decision.model, decision.source, decision.reason
+                )
                 return decision
         model = resolve_model(context.requested_model)
         return RoutingDecision(model, "No routing strategy decided", "router_failure")

@@ -111,8 +111,10 @@ class _ContentTracker:
         """Feed a delta; returns the repeating chunk when a loop is found."""
         fences = text.count("```")
         is_rule = bool(_RULE_RE.match(text))
-        if fences or is_rule or any(
-            r.search(text) for r in (_TABLE_RE, _LIST_RE, _HEADING_RE, _QUOTE_RE)
+        if (
+            fences
+            or is_rule
+            or any(r.search(text) for r in (_TABLE_RE, _LIST_RE, _HEADING_RE, _QUOTE_RE))
         ):
             self.clear()
         was_in_code = self.in_code_block
@@ -139,7 +141,7 @@ class _ContentTracker:
 
     def _scan(self) -> str | None:
         while self.next_index + CONTENT_CHUNK_SIZE <= len(self.history):
-            chunk = self.history[self.next_index:self.next_index + CONTENT_CHUNK_SIZE]
+            chunk = self.history[self.next_index : self.next_index + CONTENT_CHUNK_SIZE]
             indices = self.positions.setdefault(chunk, [])
             indices.append(self.next_index)
             self.next_index += 1
@@ -206,8 +208,10 @@ def _trim_for_judge(history: Sequence[types.Content]) -> list[types.Content]:
     recent = list(history[-LLM_CHECK_HISTORY_COUNT:])
     while recent and not _is_plain_user_turn(recent[0]):
         recent.pop(0)
-    while recent and recent[-1].role == "model" and any(
-        p.function_call is not None for p in recent[-1].parts or ()
+    while (
+        recent
+        and recent[-1].role == "model"
+        and any(p.function_call is not None for p in recent[-1].parts or ())
     ):
         recent.pop()
     return recent
@@ -339,8 +343,9 @@ class LoopDetectionService:
         self._tool_keys.append(tool_call_key(name, args))
         if not _has_cycle(self._tool_keys):
             return None
-        return self._strike(f"Repeated tool call: {name} with arguments {compact_json(args)}",
-                            "tool_call")
+        return self._strike(
+            f"Repeated tool call: {name} with arguments {compact_json(args)}", "tool_call"
+        )
 
     async def turn_started(
         self, history: Sequence[types.Content], *, abort_event: asyncio.Event | None = None
@@ -371,4 +376,3 @@ class LoopDetectionService:
         self._content.clear()
         self._tool_keys.clear()
         return LoopVerdict("nudge", detail, source)
-

@@ -214,8 +214,9 @@ class ToolOutputMaskingService:
         masked: list[MaskedResponse] = []
         saved = 0
         for cand in candidates:
-            parts = new_parts.setdefault(cand.content_index,
-                                         list(contents[cand.content_index].parts or []))
+            parts = new_parts.setdefault(
+                cand.content_index, list(contents[cand.content_index].parts or [])
+            )
             part = parts[cand.part_index]
             response = part.function_response
             assert response is not None  # _candidates only keeps function responses
@@ -237,8 +238,16 @@ class ToolOutputMaskingService:
             parts[cand.part_index] = new_part
             saved += int(cand.tokens - tokens_after)
             masked.append(
-                MaskedResponse(response.id, name, new_response, cand.content_index,
-                               cand.part_index, path, int(cand.tokens), int(tokens_after))
+                MaskedResponse(
+                    response.id,
+                    name,
+                    new_response,
+                    cand.content_index,
+                    cand.part_index,
+                    path,
+                    int(cand.tokens),
+                    int(tokens_after),
+                )
             )
         for index in {m.content_index for m in masked}:
             new_contents[index] = contents[index].model_copy(update={"parts": new_parts[index]})

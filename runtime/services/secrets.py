@@ -46,7 +46,8 @@ _SECRET_SHAPES = re.compile(
             r"(?:AKIA|ASIA)[0-9A-Z]{16}",  # AWS access key ids
             r"(?i:aws_secret_access_key)[\"']?\s*[=:]\s*[\"']?[A-Za-z0-9/+=]{30,}",
             r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{12,}=*",  # Authorization: Bearer ...
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)",
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?"
+            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)",
         )
     )
 )

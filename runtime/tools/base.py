@@ -42,7 +42,8 @@ class ToolResult:
     error_type: str | None = None
 
 
-# Progress callback: a tool running a command reports its display (e.g. a terminal id, or output so far).
+# Progress callback: a tool running a command reports its display
+# (e.g. a terminal id, or the output so far).
 ProgressCallback = Callable[[tuple[DisplayContent, ...]], Awaitable[None]]
 
 

@@ -20,7 +20,6 @@ AGENT = AGENT_COMMAND
 MakeAgent = Callable[..., Awaitable[AcpTestClient]]
 
 
-
 @dataclass
 class Dirs:
     """The isolated HOME and workspace of one test."""

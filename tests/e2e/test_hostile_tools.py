@@ -138,9 +138,7 @@ async def test_glob_cannot_leave_the_workspace(
 
     assert await agent.prompt("list files") == {"stopReason": "end_turn"}
 
-    answers = [
-        response_text(function_responses(r)[0]) for r in fake_gemini.generate_requests[1:4]
-    ]
+    answers = [response_text(function_responses(r)[0]) for r in fake_gemini.generate_requests[1:4]]
     assert "passwd" not in answers[0] and "outside the workspace" in answers[0]
     assert "secret.txt" not in answers[1] and "outside the workspace" in answers[1]
     assert "in.txt" in answers[2] and "secret.txt" not in answers[2]
@@ -192,8 +190,16 @@ async def test_commands_get_no_credentials_and_traces_and_logs_show_none(
         tmp_path,
         fake_gemini,
         {},  # local commands
-        args=["--trace-file", str(trace), "--log-file", str(log), "--log-level", "DEBUG",
-              "--approval-mode", "yolo"],
+        args=[
+            "--trace-file",
+            str(trace),
+            "--log-file",
+            str(log),
+            "--log-level",
+            "DEBUG",
+            "--approval-mode",
+            "yolo",
+        ],
     )
     assert await agent.prompt(f"my key is {GOOGLE_KEY}") == {"stopReason": "end_turn"}
 
@@ -243,7 +249,9 @@ async def test_a_hard_link_counts_as_outside(
 ) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("private\n")
-    fake_gemini.add(function_call_response("read_file", {"file_path": "linked.txt"}), text_response("ok"))
+    fake_gemini.add(
+        function_call_response("read_file", {"file_path": "linked.txt"}), text_response("ok")
+    )
     agent = await start_agent(make_agent, tmp_path, fake_gemini, {})
     os.link(outside, agent.workspace / "linked.txt")
     assert await agent.prompt("read linked.txt") == {"stopReason": "end_turn"}
@@ -260,7 +268,9 @@ async def test_a_killed_agent_takes_its_commands_with_it(
     marker = tmp_path / "started"
     command = f"touch {marker}; sleep 300 & sleep 300"
     fake_gemini.add(function_call_response("run_shell_command", {"command": command}))
-    agent = await start_agent(make_agent, tmp_path, fake_gemini, {}, args=["--approval-mode", "yolo"])
+    agent = await start_agent(
+        make_agent, tmp_path, fake_gemini, {}, args=["--approval-mode", "yolo"]
+    )
     agent.client.start_prompt(agent.session_id, "run it")
     await wait_until(marker.exists, 20, "the command to start")
     sleepers = _processes_running("sleep 300")
@@ -287,7 +297,9 @@ async def test_tool_outputs_are_deleted_when_the_session_ends(
     fake_gemini.add(
         function_call_response("run_shell_command", {"command": command}), text_response("ok")
     )
-    agent = await start_agent(make_agent, tmp_path, fake_gemini, {}, args=["--approval-mode", "yolo"])
+    agent = await start_agent(
+        make_agent, tmp_path, fake_gemini, {}, args=["--approval-mode", "yolo"]
+    )
     assert await agent.prompt("print a lot") == {"stopReason": "end_turn"}
     saved = list((agent.home / ".gemini" / "tmp").rglob("*.txt"))
     assert saved, "the truncated output was saved in full"

@@ -22,7 +22,6 @@ from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, 
 pytestmark = pytest.mark.e2e
 
 
-
 def _agent_lines(client: AcpTestClient) -> list[dict[str, object]]:
     return [m for who, m in client.transcript if who == "agent"]
 
@@ -69,7 +68,8 @@ async def test_bad_params_are_invalid_params_not_internal_errors(
     assert long_cwd not in client.stderr_text  # not logged whole either
 
     await client.send_raw_line(
-        b'{"jsonrpc": "2.0", "id": 77, "method": "initialize", "params": {"protocolVersion": 1e999}}'
+        b'{"jsonrpc": "2.0", "id": 77, "method": "initialize", '
+        b'"params": {"protocolVersion": 1e999}}'
     )
     await wait_until(lambda: any(m.get("id") == 77 for m in _agent_lines(client)), 10, "answer 77")
     (answer,) = [m for m in _agent_lines(client) if m.get("id") == 77]
@@ -121,7 +121,9 @@ async def test_late_and_unknown_responses_are_dropped_quietly(
 async def test_closing_stdin_right_after_initialize_exits_at_once(tmp_path: Path) -> None:
     d = dirs(tmp_path)
     env = {k: v for k, v in {**os.environ, **agent_env(d)}.items() if v is not None}
-    line = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}\n'
+    line = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}\n'
+    )
     for _ in range(3):
         started = time.monotonic()
         process = await asyncio.create_subprocess_exec(

@@ -53,13 +53,13 @@ async def test_twenty_sessions_ten_prompts_each_without_cross_talk(
     async def run(index: int, session_id: str) -> None:
         for prompt in range(PROMPTS):
             started = time.monotonic()
-            answer = await client.prompt(session_id, f"prompt {prompt}: read s{index}.txt", timeout=120)
+            answer = await client.prompt(
+                session_id, f"prompt {prompt}: read s{index}.txt", timeout=120
+            )
             latencies.append(time.monotonic() - started)
             assert answer == {"stopReason": "end_turn"}
 
-    await asyncio.wait_for(
-        asyncio.gather(*(run(i, sid) for i, sid in enumerate(sessions))), 300
-    )
+    await asyncio.wait_for(asyncio.gather(*(run(i, sid) for i, sid in enumerate(sessions))), 300)
 
     for index, session_id in enumerate(sessions):
         text = client.text_of(session_id)

@@ -51,19 +51,39 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
     (workspace / "a.txt").write_text("alpha\n")
     script = tmp_path / "model.jsonl"
     edit = {"file_path": "a.txt", "instruction": "b", "old_string": "alpha", "new_string": "beta"}
-    script.write_text("\n".join([
-        _call("read_file", {"file_path": "a.txt"}), _text("read it"),
-        _call("write_file", {"file_path": "new.txt", "content": "fresh\n"}), _text("created"),
-        _call("replace", edit), _text("edited"),
-        _call("run_shell_command", {"command": "echo from-ts-terminal"}), _text("ran"),
-        _call("run_shell_command", {"command": "sleep 60"}), _text("never"),
-    ]) + "\n")
+    script.write_text(
+        "\n".join(
+            [
+                _call("read_file", {"file_path": "a.txt"}),
+                _text("read it"),
+                _call("write_file", {"file_path": "new.txt", "content": "fresh\n"}),
+                _text("created"),
+                _call("replace", edit),
+                _text("edited"),
+                _call("run_shell_command", {"command": "echo from-ts-terminal"}),
+                _text("ran"),
+                _call("run_shell_command", {"command": "sleep 60"}),
+                _text("never"),
+            ]
+        )
+        + "\n"
+    )
     agent = [sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)]
     report_path = tmp_path / "report.json"
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
     subprocess.run(
-        [str(clients.node), str(clients.ts_client), json.dumps(agent), str(workspace), str(report_path)],
-        env=env, cwd=clients.root, timeout=180, check=True, stdin=subprocess.DEVNULL,
+        [
+            str(clients.node),
+            str(clients.ts_client),
+            json.dumps(agent),
+            str(workspace),
+            str(report_path),
+        ],
+        env=env,
+        cwd=clients.root,
+        timeout=180,
+        check=True,
+        stdin=subprocess.DEVNULL,
     )
     report = json.loads(report_path.read_text())
     assert report.get("error") is None, report.get("error")
@@ -86,18 +106,36 @@ def test_acpx_creates_a_file_and_reads_one(tmp_path: Path) -> None:
     _, workspace, env = _setting(tmp_path)
     (workspace / "notes.txt").write_text("remember the milk\n")
     script = tmp_path / "model.jsonl"
-    script.write_text("\n".join([
-        _call("read_file", {"file_path": "notes.txt"}),
-        _call("write_file", {"file_path": "todo.txt", "content": "buy milk\n"}),
-        _text("All done."),
-    ]) + "\n")
+    script.write_text(
+        "\n".join(
+            [
+                _call("read_file", {"file_path": "notes.txt"}),
+                _call("write_file", {"file_path": "todo.txt", "content": "buy milk\n"}),
+                _text("All done."),
+            ]
+        )
+        + "\n"
+    )
     agent = shlex.join([sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)])
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
     env["PATH"] = os.pathsep.join([str(clients.node.parent), env.get("PATH", "")])
     done = subprocess.run(
-        [str(clients.node), str(clients.acpx), "--approve-all", "--format", "json",
-         "--agent", agent, "exec", "read notes.txt and write todo.txt"],
-        env=env, cwd=workspace, timeout=180, capture_output=True, text=True,
+        [
+            str(clients.node),
+            str(clients.acpx),
+            "--approve-all",
+            "--format",
+            "json",
+            "--agent",
+            agent,
+            "exec",
+            "read notes.txt and write todo.txt",
+        ],
+        env=env,
+        cwd=workspace,
+        timeout=180,
+        capture_output=True,
+        text=True,
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]

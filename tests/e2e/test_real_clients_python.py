@@ -34,7 +34,11 @@ def _call(name: str, args: dict[str, Any]) -> str:
 
 
 def _text(text: str) -> str:
-    chunk = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}]}
+    chunk = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
+        ]
+    }
     return json.dumps({"method": "generateContentStream", "response": [chunk]})
 
 
@@ -54,7 +58,9 @@ class SdkClient:
         self, session_id: str, tool_call: Any, options: list[schema.PermissionOption], **kwargs: Any
     ) -> schema.RequestPermissionResponse:
         self.permissions.append(
-            schema.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options)
+            schema.RequestPermissionRequest(
+                session_id=session_id, tool_call=tool_call, options=options
+            )
         )
         allow = next(o for o in options if o.kind == "allow_once")
         return schema.RequestPermissionResponse(
@@ -65,22 +71,39 @@ class SdkClient:
         self.updates.append(update)
 
     async def read_text_file(
-        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
     ) -> schema.ReadTextFileResponse:
         self.reads.append(path)
         return schema.ReadTextFileResponse(content=Path(path).read_text())  # ENOENT → -32603
 
-    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> None:
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> None:
         self.writes.append(path)
         Path(path).write_text(content)
 
     async def create_terminal(
-        self, session_id: str, command: str, args: list[str] | None = None, env: Any = None,
-        cwd: str | None = None, output_byte_limit: int | None = None, **kwargs: Any,
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: Any = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
     ) -> schema.CreateTerminalResponse:
         process = await asyncio.create_subprocess_exec(
-            command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+            command,
+            *(args or []),
+            cwd=cwd,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
         )
         terminal_id = f"t{len(self.terminals) + 1}"
         self.terminals[terminal_id] = process
@@ -107,7 +130,9 @@ class SdkClient:
         if process.returncode is not None:
             status = schema.TerminalExitStatus(exit_code=max(process.returncode, 0))
         return schema.TerminalOutputResponse(
-            output=self.outputs[terminal_id].decode(errors="replace"), truncated=False, exit_status=status
+            output=self.outputs[terminal_id].decode(errors="replace"),
+            truncated=False,
+            exit_status=status,
         )
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
@@ -129,34 +154,62 @@ class SdkClient:
 
     def text(self) -> str:
         return "".join(
-            u.content.text for u in self.updates
-            if isinstance(u, schema.AgentMessageChunk) and isinstance(u.content, schema.TextContentBlock)
+            u.content.text
+            for u in self.updates
+            if isinstance(u, schema.AgentMessageChunk)
+            and isinstance(u.content, schema.TextContentBlock)
         )
 
 
-async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(tmp_path: Path) -> None:
+async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
+    tmp_path: Path,
+) -> None:
     home, workspace = tmp_path / "home", (tmp_path / "ws").resolve()
     home.mkdir()
     workspace.mkdir()
     (workspace / "a.txt").write_text("alpha\n")
     script = tmp_path / "model.jsonl"
-    script.write_text("\n".join([
-        _call("read_file", {"file_path": "a.txt"}), _text("read it"),
-        _call("write_file", {"file_path": "new.txt", "content": "fresh\n"}), _text("created"),
-        _call("replace", {"file_path": "a.txt", "instruction": "beta", "old_string": "alpha",
-                          "new_string": "beta"}), _text("edited"),
-        _call("run_shell_command", {"command": "echo from-the-terminal"}), _text("ran"),
-        _call("run_shell_command", {"command": "sleep 60"}), _text("never"),
-    ]) + "\n")
+    script.write_text(
+        "\n".join(
+            [
+                _call("read_file", {"file_path": "a.txt"}),
+                _text("read it"),
+                _call("write_file", {"file_path": "new.txt", "content": "fresh\n"}),
+                _text("created"),
+                _call(
+                    "replace",
+                    {
+                        "file_path": "a.txt",
+                        "instruction": "beta",
+                        "old_string": "alpha",
+                        "new_string": "beta",
+                    },
+                ),
+                _text("edited"),
+                _call("run_shell_command", {"command": "echo from-the-terminal"}),
+                _text("ran"),
+                _call("run_shell_command", {"command": "sleep 60"}),
+                _text("never"),
+            ]
+        )
+        + "\n"
+    )
     env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
     env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     client = SdkClient()
     async with spawn_agent_process(
-        client, sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script),
-        env=env, cwd=str(workspace),
+        client,
+        sys.executable,
+        "-m",
+        "acp_server.cli",
+        "--fake-responses",
+        str(script),
+        env=env,
+        cwd=str(workspace),
     ) as (conn, _process):
         caps = schema.ClientCapabilities(
-            fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
+            fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True),
+            terminal=True,
         )
         init = await conn.initialize(protocol_version=1, client_capabilities=caps)
         assert init.protocol_version == 1

@@ -148,7 +148,7 @@ async def test_stop_or_cancelled_ends_the_turn_with_a_clear_error_and_the_sessio
     assert PRO in error.message
     assert "quota" in error.message
     assert "2h" in error.message  # the reset time the server gave
-    assert "Traceback" not in error.message and "File \"" not in error.message
+    assert "Traceback" not in error.message and 'File "' not in error.message
     assert error.data["model"] == PRO
     assert error.data["status"] == "RESOURCE_EXHAUSTED"
     assert error.data["code"] == "QUOTA_EXHAUSTED"

@@ -84,9 +84,7 @@ async def test_record_responses_then_replay(
 ) -> None:
     d = dirs(tmp_path)
     recording = tmp_path / "recorded.jsonl"
-    fake_gemini.add(
-        text_response(["Recorded ", "answer."], thoughts=["hmm"], usage=usage(20, 4))
-    )
+    fake_gemini.add(text_response(["Recorded ", "answer."], thoughts=["hmm"], usage=usage(20, 4)))
     client, sid = await start_session(
         make_agent, d, fake_gemini, args=["--record-responses", str(recording)]
     )
@@ -137,9 +135,7 @@ async def test_trace_file_redacts_the_meta_api_key_and_logs_go_to_stderr(
     assert methods[:4] == ["initialize", "authenticate", "session/new", "session/prompt"]
     auth = next(r["msg"] for r in records if r["msg"].get("method") == "authenticate")
     assert auth["params"]["_meta"]["api-key"] == "***"
-    assert any(
-        r["dir"] == "out" and r["msg"].get("method") == "session/update" for r in records
-    )
+    assert any(r["dir"] == "out" and r["msg"].get("method") == "session/update" for r in records)
     # logs went to stderr, and stdout held nothing but ACP (checked line by line)
     assert "acp_server" in client.stderr_text and "DEBUG" in client.stderr_text
     assert SECRET not in client.stderr_text

@@ -41,8 +41,9 @@ async def test_text_prompt_streams_chunks_thoughts_usage_and_title(
 ) -> None:
     chunks = ["The answer", " is ", "forty-two", "."]
     fake_gemini.add(
-        text_response(chunks, thoughts=["Let me think", " about it"], usage=usage(120, 30))
-        .with_delay(0.05),
+        text_response(
+            chunks, thoughts=["Let me think", " about it"], usage=usage(120, 30)
+        ).with_delay(0.05),
         text_response("second answer"),
     )
     client, sid = await start_session(make_agent, dirs(tmp_path), fake_gemini)

@@ -36,7 +36,11 @@ def templates(session_id: str, cwd: str) -> list[tuple[str, dict[str, Any] | Non
         ("session/load", {"sessionId": session_id, "cwd": cwd, "mcpServers": []}, True),
         ("session/prompt", {"sessionId": session_id, "prompt": text}, True),
         ("session/set_mode", {"sessionId": session_id, "modeId": "default"}, True),
-        ("session/set_config_option", {"sessionId": session_id, "configId": "mode", "value": "plan"}, True),
+        (
+            "session/set_config_option",
+            {"sessionId": session_id, "configId": "mode", "value": "plan"},
+            True,
+        ),
         ("session/set_model", {"sessionId": session_id, "modelId": "gemini-2.5-flash"}, True),
         ("session/cancel", {"sessionId": session_id}, False),
         ("$/cancel_request", {"requestId": 999_999}, False),
@@ -89,10 +93,17 @@ def _mutate_params(params: dict[str, Any] | None, rng: random.Random) -> Any:
         mutated["prompt"] = [
             rng.choice(
                 [
-                    {"type": "resource_link", "uri": rng.choice(["file://[::1", "/etc/passwd", "x"]), "name": "n"},
+                    {
+                        "type": "resource_link",
+                        "uri": rng.choice(["file://[::1", "/etc/passwd", "x"]),
+                        "name": "n",
+                    },
                     {"type": "image", "mimeType": "image/png", "data": "%%%"},
                     {"type": "audio", "mimeType": "audio/wav", "data": "AAAA"},
-                    {"type": "resource", "resource": {"uri": "x", "blob": "!!", "mimeType": "image/png"}},
+                    {
+                        "type": "resource",
+                        "resource": {"uri": "x", "blob": "!!", "mimeType": "image/png"},
+                    },
                     {"type": "text"},
                     {"type": "text", "text": "x" * HUGE},
                 ]
@@ -133,28 +144,49 @@ class Fuzzer:
         roll = rng.random()
         if roll < 0.08:  # not JSON at all
             raw = rng.choice(
-                [b"{", b"}", b"nul", b'{"jsonrpc": "2.0", "id": 1, "method": ', b"\xff\xfe{}",
-                 b'{"a": "\xc3\x28"}', b"[" * 3000 + b"]" * 3000, b'{"id": NaN}', b"\x00\x01"]
+                [
+                    b"{",
+                    b"}",
+                    b"nul",
+                    b'{"jsonrpc": "2.0", "id": 1, "method": ',
+                    b"\xff\xfe{}",
+                    b'{"a": "\xc3\x28"}',
+                    b"[" * 3000 + b"]" * 3000,
+                    b'{"id": NaN}',
+                    b"\x00\x01",
+                ]
             )
             return Line(raw, None, "malformed")
         if roll < 0.13:  # split or glued lines: each fragment is malformed
-            whole = json.dumps({"jsonrpc": "2.0", "id": self._id(), "method": method, "params": params})
+            whole = json.dumps(
+                {"jsonrpc": "2.0", "id": self._id(), "method": method, "params": params}
+            )
             if rng.random() < 0.5:
                 cut = rng.randrange(1, len(whole) - 1)
                 return Line((whole[:cut] + "\n" + whole[cut:]).encode(), None, "split")
             return Line((whole + whole).encode(), None, "glued")
         if roll < 0.2:  # ids of the wrong type
             body = json.dumps({"method": method, "params": params})[1:]
-            return Line(b'{"jsonrpc": "2.0", "id": ' + _bad_id(rng) + b", " + body.encode(), None, "bad-id")
+            return Line(
+                b'{"jsonrpc": "2.0", "id": ' + _bad_id(rng) + b", " + body.encode(), None, "bad-id"
+            )
         if roll < 0.25:  # responses nobody asked for
-            message = {"jsonrpc": "2.0", "id": rng.choice([self._id(), "zz", 0]), "result": _odd_value(rng)}
+            message = {
+                "jsonrpc": "2.0",
+                "id": rng.choice([self._id(), "zz", 0]),
+                "result": _odd_value(rng),
+            }
             if rng.random() < 0.3:
                 message = {"jsonrpc": "2.0", "id": 5, "error": _odd_value(rng)}
             return Line(json.dumps(message).encode(), None, "response")
         if roll < 0.3:  # not JSON-RPC 2.0
             message = {"jsonrpc": rng.choice(["1.0", None, 2]), "id": self._id(), "method": method}
             if rng.random() < 0.3:
-                message = {"id": self._id(), "method": rng.choice([1, None, [], {}]), "jsonrpc": "2.0"}
+                message = {
+                    "id": self._id(),
+                    "method": rng.choice([1, None, [], {}]),
+                    "jsonrpc": "2.0",
+                }
             return Line(json.dumps(message).encode(), message["id"], "invalid-request")
         mutated: Any = params
         if roll < 0.85 or not self._valid_allowed(method):

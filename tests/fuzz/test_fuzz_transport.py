@@ -28,7 +28,9 @@ pytestmark = pytest.mark.e2e
 FULL = os.environ.get("ADK_ACP_FUZZ_FULL") == "1"
 COUNT = int(os.environ.get("ADK_ACP_FUZZ_MESSAGES") or (10_000 if FULL else 1_500))
 SEED = int(os.environ.get("ADK_ACP_FUZZ_SEED") or 8)
-AGENT_REQUESTS = frozenset({"session/request_permission", "fs/read_text_file", "fs/write_text_file"})
+AGENT_REQUESTS = frozenset(
+    {"session/request_permission", "fs/read_text_file", "fs/write_text_file"}
+)
 
 
 def _reject_constant(name: str) -> Any:
@@ -91,7 +93,13 @@ class Peer:
             message = json.loads(line)
             if "method" in message:
                 if message["method"] in AGENT_REQUESTS and "id" in message:
-                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": {"outcome": "cancelled"}}})
+                    self.send(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": message["id"],
+                            "result": {"outcome": {"outcome": "cancelled"}},
+                        }
+                    )
                 continue
             self.answers.setdefault(message["id"], []).append(message)
             waiter = self._waiters.pop(message["id"], None)
@@ -105,7 +113,7 @@ class Peer:
             window = self.stderr_tail[-20:] + chunk
             found = window.count(b"Traceback")
             if found and not self.first_traceback:
-                self.first_traceback = chunk[max(chunk.find(b"Traceback") - 300, 0):][:3000]
+                self.first_traceback = chunk[max(chunk.find(b"Traceback") - 300, 0) :][:3000]
             self.tracebacks += found
             self.stderr_tail = (self.stderr_tail + chunk)[-4000:]
 
@@ -116,7 +124,9 @@ class Peer:
     def send(self, message: dict[str, Any]) -> None:
         self.send_raw(json.dumps(message).encode())
 
-    async def call(self, msg_id: int | str, method: str, params: Any, timeout: float = 60) -> dict[str, Any]:
+    async def call(
+        self, msg_id: int | str, method: str, params: Any, timeout: float = 60
+    ) -> dict[str, Any]:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiters[msg_id] = future
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
@@ -128,15 +138,31 @@ async def test_fuzzed_messages_never_break_the_agent(tmp_path: Path) -> None:
     home.mkdir()
     workspace.mkdir()
     script = tmp_path / "model.jsonl"
-    reply = {"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}]}
-    script.write_text("".join(json.dumps({"method": "generateContentStream", "response": [reply]}) + "\n"
-                              for _ in range(300)))
+    reply = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}
+        ]
+    }
+    script.write_text(
+        "".join(
+            json.dumps({"method": "generateContentStream", "response": [reply]}) + "\n"
+            for _ in range(300)
+        )
+    )
     env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
     env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     process = await asyncio.create_subprocess_exec(
-        *AGENT_COMMAND, "--fake-responses", str(script), "--max-turns", "3",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env=env, cwd=workspace, limit=2**26,
+        *AGENT_COMMAND,
+        "--fake-responses",
+        str(script),
+        "--max-turns",
+        "3",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=workspace,
+        limit=2**26,
     )
     peer = Peer(process)
     readers = [asyncio.create_task(peer.read_stdout()), asyncio.create_task(peer.read_stderr())]
@@ -187,17 +213,22 @@ async def test_fuzzed_messages_never_break_the_agent(tmp_path: Path) -> None:
         growth_mb = (rss_after - rss_before) / 1024
         print(  # noqa: T201 - the figures of the run
             f"\nfuzz: {COUNT} lines {kinds}; {len(expected)} answered once; codes {codes}; "
-            f"RSS {rss_before // 1024} -> {rss_after // 1024} MB; stderr {peer.stderr_bytes} bytes, "
+            f"RSS {rss_before // 1024} -> {rss_after // 1024} MB; "
+            f"stderr {peer.stderr_bytes} bytes, "
             f"{peer.tracebacks} tracebacks"
         )
         assert growth_mb <= 30, f"RSS grew {growth_mb:.1f} MB"
         assert peer.stderr_bytes <= 1_000_000, peer.stderr_tail[-2000:]
         assert peer.tracebacks == 0, peer.first_traceback.decode(errors="replace")
 
-        after = await peer.call("after-1", "session/new", {"cwd": str(workspace.resolve()), "mcpServers": []})
+        after = await peer.call(
+            "after-1", "session/new", {"cwd": str(workspace.resolve()), "mcpServers": []}
+        )
         fresh = after["result"]["sessionId"]
         ok = await peer.call(
-            "after-2", "session/prompt", {"sessionId": fresh, "prompt": [{"type": "text", "text": "hi"}]}
+            "after-2",
+            "session/prompt",
+            {"sessionId": fresh, "prompt": [{"type": "text", "text": "hi"}]},
         )
         assert ok["result"]["stopReason"] == "end_turn"
     finally:

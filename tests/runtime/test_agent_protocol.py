@@ -18,14 +18,22 @@ from tests.fakes.gemini_server import FakeGeminiServer, HangPoint, text_response
 
 
 def _line(*texts: str, finish: str = "STOP") -> dict[str, object]:
-    chunks = [{"candidates": [{"content": {"role": "model", "parts": [{"text": t}]}}]} for t in texts]
+    chunks = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": t}]}}]} for t in texts
+    ]
     chunks[-1]["candidates"][0]["finishReason"] = finish  # type: ignore[index]
-    chunks[-1]["usageMetadata"] = {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}
+    chunks[-1]["usageMetadata"] = {
+        "promptTokenCount": 10,
+        "candidatesTokenCount": 2,
+        "totalTokenCount": 12,
+    }
     return {"method": "generateContentStream", "response": chunks}
 
 
 def _config(tmp_path: Path) -> RuntimeConfig:
-    return RuntimeConfig(workspace=tmp_path, model="gemini-2.5-pro", settings={}, limits=Limits(), home=tmp_path)
+    return RuntimeConfig(
+        workspace=tmp_path, model="gemini-2.5-pro", settings={}, limits=Limits(), home=tmp_path
+    )
 
 
 async def _session(tmp_path: Path, generator: object) -> tuple[AgentSession, list[AgentEvent]]:
@@ -47,7 +55,15 @@ async def test_a_turn_emits_start_model_deltas_usage_end(tmp_path: Path) -> None
     assert result.stream_id
     await session.protocol.wait()
     kinds = [e.type for e in events]
-    assert kinds == ["agent_start", "session_update", "session_update", "message", "message", "usage", "agent_end"]
+    assert kinds == [
+        "agent_start",
+        "session_update",
+        "session_update",
+        "message",
+        "message",
+        "usage",
+        "agent_end",
+    ]
     assert events[1].title == "Say hello"  # type: ignore[union-attr]
     assert events[2].model == "gemini-2.5-pro"  # type: ignore[union-attr]
     assert all(e.stream_id == result.stream_id for e in events)
@@ -79,9 +95,14 @@ async def test_update_send_emits_session_update_without_a_stream(tmp_path: Path)
     await session.close()
 
 
-async def test_model_errors_end_the_stream_as_failed_and_the_session_recovers(tmp_path: Path) -> None:
+async def test_model_errors_end_the_stream_as_failed_and_the_session_recovers(
+    tmp_path: Path,
+) -> None:
     gen = FakeContentGenerator(
-        [{"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "bad request"}}, _line("fine")]
+        [
+            {"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "bad request"}},
+            _line("fine"),
+        ]
     )
     session, events = await _session(tmp_path, gen)
     await session.protocol.send(_say("x"))
@@ -101,8 +122,12 @@ async def test_abort_while_waiting_or_streaming_ends_aborted_and_next_prompt_wor
     tmp_path: Path, fake_gemini: FakeGeminiServer, hang_after: int
 ) -> None:
     hang = HangPoint()
-    fake_gemini.add(text_response(["partial ", "rest"]).hang_after(hang_after, hang), text_response("after"))
-    gen = GenaiContentGenerator(AuthConfig(kind="api_key", api_key="k", base_url=fake_gemini.base_url))
+    fake_gemini.add(
+        text_response(["partial ", "rest"]).hang_after(hang_after, hang), text_response("after")
+    )
+    gen = GenaiContentGenerator(
+        AuthConfig(kind="api_key", api_key="k", base_url=fake_gemini.base_url)
+    )
     session, events = await _session(tmp_path, gen)
     await session.protocol.send(_say("go"))
     await hang.wait_reached_async()

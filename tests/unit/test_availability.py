@@ -200,8 +200,11 @@ def test_unknown_model_is_a_chain_of_itself() -> None:
 
 def test_plan_mode_makes_every_action_silent() -> None:
     chain = resolve_policy_chain(GEMINI_PRO, approval_mode="plan")
-    assert all(p.action_for(k) == "silent" for p in chain
-               for k in ("terminal", "transient", "not_found", "unknown"))
+    assert all(
+        p.action_for(k) == "silent"
+        for p in chain
+        for k in ("terminal", "transient", "not_found", "unknown")
+    )
 
 
 @pytest.mark.parametrize(

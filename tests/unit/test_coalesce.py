@@ -11,12 +11,18 @@ from google.genai import types
 from runtime.adk.coalesce import coalesced, merge_chunks
 
 
-def _chunk(*parts: types.Part, finish: str | None = None, usage: int | None = None) -> types.GenerateContentResponse:
+def _chunk(
+    *parts: types.Part, finish: str | None = None, usage: int | None = None
+) -> types.GenerateContentResponse:
     return types.GenerateContentResponse(
         candidates=[
-            types.Candidate(content=types.Content(role="model", parts=list(parts)), finish_reason=finish)
+            types.Candidate(
+                content=types.Content(role="model", parts=list(parts)), finish_reason=finish
+            )
         ],
-        usage_metadata=types.GenerateContentResponseUsageMetadata(prompt_token_count=usage) if usage else None,
+        usage_metadata=types.GenerateContentResponseUsageMetadata(prompt_token_count=usage)
+        if usage
+        else None,
     )
 
 
@@ -32,18 +38,25 @@ def test_merge_joins_text_and_keeps_other_parts_in_order() -> None:
         ]
     )
     parts = merged.candidates[0].content.parts  # type: ignore[index, union-attr]
-    assert [(p.text, bool(p.thought)) for p in parts[:2]] == [("thinking more", True), ("Hello", False)]
+    assert [(p.text, bool(p.thought)) for p in parts[:2]] == [
+        ("thinking more", True),
+        ("Hello", False),
+    ]
     assert parts[2].function_call and parts[2].function_call.name == "f"
     assert merged.candidates[0].finish_reason == "STOP"  # type: ignore[index]
     assert merged.usage_metadata and merged.usage_metadata.prompt_token_count == 3
 
 
 def test_parts_with_thought_signatures_are_not_joined() -> None:
-    merged = merge_chunks([_chunk(types.Part(text="a", thought_signature=b"sig")), _chunk(types.Part(text="b"))])
+    merged = merge_chunks(
+        [_chunk(types.Part(text="a", thought_signature=b"sig")), _chunk(types.Part(text="b"))]
+    )
     assert [p.text for p in merged.candidates[0].content.parts] == ["a", "b"]  # type: ignore[index, union-attr]
 
 
-async def _burst(n: int, *, pause_after_first: bool) -> AsyncIterator[types.GenerateContentResponse]:
+async def _burst(
+    n: int, *, pause_after_first: bool
+) -> AsyncIterator[types.GenerateContentResponse]:
     for i in range(n):
         if i == 1 and pause_after_first:
             await asyncio.sleep(0.01)

@@ -25,14 +25,21 @@ def test_model_precedence(tmp_path: Path) -> None:
     assert resolve_config(ws, AgentFlags(), env={}, home=home).model == "user-model"
     _settings(ws, {"model": {"name": "ws-model"}})
     assert resolve_config(ws, AgentFlags(), env={}, home=home).model == "ws-model"
-    assert resolve_config(ws, AgentFlags(), env={"GEMINI_MODEL": "env-model"}, home=home).model == "env-model"
-    flagged = resolve_config(ws, AgentFlags(model="flag-model"), env={"GEMINI_MODEL": "e"}, home=home)
+    assert (
+        resolve_config(ws, AgentFlags(), env={"GEMINI_MODEL": "env-model"}, home=home).model
+        == "env-model"
+    )
+    flagged = resolve_config(
+        ws, AgentFlags(model="flag-model"), env={"GEMINI_MODEL": "e"}, home=home
+    )
     assert flagged.model == "flag-model"
 
 
 def test_settings_allow_comments_and_reject_garbage(tmp_path: Path) -> None:
     (tmp_path / ".gemini").mkdir()
-    (tmp_path / ".gemini" / "settings.json").write_text('{\n // a comment\n "model": {"name": "a//b"}}')
+    (tmp_path / ".gemini" / "settings.json").write_text(
+        '{\n // a comment\n "model": {"name": "a//b"}}'
+    )
     assert resolve_config(tmp_path, AgentFlags(), env={}, home=tmp_path / "h").model == "a//b"
     (tmp_path / ".gemini" / "settings.json").write_text("{nope")
     with pytest.raises(ConfigError):

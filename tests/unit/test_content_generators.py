@@ -26,7 +26,9 @@ async def _collect(gen, model: str = "gemini-2.5-pro") -> list[str]:  # type: ig
 
 async def test_genai_generator_streams_from_the_fake_server(fake_gemini: FakeGeminiServer) -> None:
     fake_gemini.add(text_response(["Hel", "lo"]))
-    gen = GenaiContentGenerator(AuthConfig(kind="api_key", api_key="test-key", base_url=fake_gemini.base_url))
+    gen = GenaiContentGenerator(
+        AuthConfig(kind="api_key", api_key="test-key", base_url=fake_gemini.base_url)
+    )
     try:
         assert await _collect(gen, "gemini-2.5-flash") == ["Hel", "lo"]
     finally:
@@ -38,7 +40,9 @@ async def test_genai_generator_streams_from_the_fake_server(fake_gemini: FakeGem
 
 async def test_genai_generator_raises_google_errors(fake_gemini: FakeGeminiServer) -> None:
     fake_gemini.add(per_day_quota_429("gemini-2.5-pro"))
-    gen = GenaiContentGenerator(AuthConfig(kind="api_key", api_key="k", base_url=fake_gemini.base_url))
+    gen = GenaiContentGenerator(
+        AuthConfig(kind="api_key", api_key="k", base_url=fake_gemini.base_url)
+    )
     try:
         with pytest.raises(errors.ClientError) as info:
             await _collect(gen)
@@ -50,7 +54,9 @@ async def test_genai_generator_raises_google_errors(fake_gemini: FakeGeminiServe
 def _script_line(*texts: str) -> dict[str, object]:
     return {
         "method": "generateContentStream",
-        "response": [{"candidates": [{"content": {"role": "model", "parts": [{"text": t}]}}]} for t in texts],
+        "response": [
+            {"candidates": [{"content": {"role": "model", "parts": [{"text": t}]}}]} for t in texts
+        ],
     }
 
 
@@ -72,7 +78,9 @@ async def test_fake_generator_replays_lines_in_order(tmp_path: Path) -> None:
 
 
 async def test_fake_generator_scripted_error() -> None:
-    gen = FakeContentGenerator([{"error": {"code": 503, "status": "UNAVAILABLE", "message": "busy"}}])
+    gen = FakeContentGenerator(
+        [{"error": {"code": 503, "status": "UNAVAILABLE", "message": "busy"}}]
+    )
     with pytest.raises(errors.ServerError) as info:
         await _collect(gen)
     assert info.value.code == 503

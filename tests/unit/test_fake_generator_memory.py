@@ -14,7 +14,9 @@ async def test_the_fake_keeps_only_the_last_requests() -> None:
     history: list[types.Content] = []
     for index in range(500):
         history.append(types.Content(role="user", parts=[types.Part(text=f"prompt {index}")]))
-        await fake.generate_content(model="m", contents=history, config=types.GenerateContentConfig())
+        await fake.generate_content(
+            model="m", contents=history, config=types.GenerateContentConfig()
+        )
     assert len(fake.requests) == 16
     model, last = fake.requests[-1]
     assert model == "m" and len(last) == 500

@@ -155,11 +155,14 @@ async def test_silent_lite_chain_switches_without_asking(
     availability: ModelAvailabilityService,
 ) -> None:
     ask = Asker("stop")
-    decision = await decide(availability, failed=GEMINI_FLASH_LITE, active=GEMINI_FLASH_LITE,
-                            ask=ask)
+    decision = await decide(
+        availability, failed=GEMINI_FLASH_LITE, active=GEMINI_FLASH_LITE, ask=ask
+    )
     assert decision is not None
     assert (decision.intent, decision.model, decision.silent) == (
-        "retry_always", GEMINI_FLASH, True
+        "retry_always",
+        GEMINI_FLASH,
+        True,
     )
     assert decision.message.startswith("Switched to gemini-2.5-flash: gemini-2.5-flash-lite is")
     assert ask.choices == []
@@ -175,8 +178,12 @@ async def test_fallback_already_active_is_silent(availability: ModelAvailability
     """A routed call on pro failed while the session's active model is already flash."""
     chain = resolve_policy_chain(GEMINI_PRO)
     decision = await handle_fallback(
-        failed_model=GEMINI_PRO, error=daily(), active_model=GEMINI_FLASH,
-        availability=availability, chain=chain, ask=Asker("stop"),
+        failed_model=GEMINI_PRO,
+        error=daily(),
+        active_model=GEMINI_FLASH,
+        availability=availability,
+        chain=chain,
+        ask=Asker("stop"),
     )
     assert decision is not None and decision.silent
     assert decision.intent == "retry_always" and decision.model == GEMINI_FLASH
@@ -219,15 +226,21 @@ async def test_candidate_unavailable_uses_the_last_resort(
 async def test_last_in_chain_with_nothing_else_stops(
     availability: ModelAvailabilityService,
 ) -> None:
-    decision = await decide(availability, failed=GEMINI_FLASH, active=GEMINI_FLASH,
-                            ask=Asker("retry_always"), wrap_around=False)
+    decision = await decide(
+        availability,
+        failed=GEMINI_FLASH,
+        active=GEMINI_FLASH,
+        ask=Asker("retry_always"),
+        wrap_around=False,
+    )
     assert decision is None
 
 
 async def test_single_model_chain_stops(availability: ModelAvailabilityService) -> None:
     error = errors.ClientError(404, not_found_body("my-model"))
-    decision = await decide(availability, failed="my-model", active="my-model", error=error,
-                            ask=Asker("retry_always"))
+    decision = await decide(
+        availability, failed="my-model", active="my-model", error=error, ask=Asker("retry_always")
+    )
     assert decision is None
 
 
@@ -236,8 +249,11 @@ async def test_no_candidates_retries_on_a_different_available_active_model(
 ) -> None:
     """The router sent this call to flash (last of the chain) while the session is on pro."""
     decision = await handle_fallback(
-        failed_model=GEMINI_FLASH, error=daily(GEMINI_FLASH), active_model=GEMINI_PRO,
-        availability=availability, chain=resolve_policy_chain(GEMINI_PRO, wrap_around=False),
+        failed_model=GEMINI_FLASH,
+        error=daily(GEMINI_FLASH),
+        active_model=GEMINI_PRO,
+        availability=availability,
+        chain=resolve_policy_chain(GEMINI_PRO, wrap_around=False),
         ask=Asker("stop"),
     )
     assert decision is not None
@@ -250,8 +266,11 @@ async def test_no_candidates_and_active_unavailable_stops(
 ) -> None:
     availability.mark_terminal(GEMINI_PRO, "quota")
     decision = await handle_fallback(
-        failed_model=GEMINI_FLASH, error=daily(GEMINI_FLASH), active_model=GEMINI_PRO,
-        availability=availability, chain=resolve_policy_chain(GEMINI_PRO, wrap_around=False),
+        failed_model=GEMINI_FLASH,
+        error=daily(GEMINI_FLASH),
+        active_model=GEMINI_PRO,
+        availability=availability,
+        chain=resolve_policy_chain(GEMINI_PRO, wrap_around=False),
         ask=Asker("retry_always"),
     )
     assert decision is None
@@ -261,8 +280,11 @@ async def test_failed_model_outside_the_chain_considers_the_whole_chain(
     availability: ModelAvailabilityService,
 ) -> None:
     decision = await handle_fallback(
-        failed_model="other-model", error=daily("other-model"), active_model=GEMINI_PRO,
-        availability=availability, chain=resolve_policy_chain(GEMINI_PRO),
+        failed_model="other-model",
+        error=daily("other-model"),
+        active_model=GEMINI_PRO,
+        availability=availability,
+        chain=resolve_policy_chain(GEMINI_PRO),
         ask=Asker("retry_once"),
     )
     assert decision is not None and decision.model == GEMINI_PRO
@@ -314,8 +336,11 @@ async def test_persistent_quota_handler_declines_without_decision(
         raise AssertionError("no decision to apply")
 
     handler = persistent_quota_handler(
-        failed_model=lambda: GEMINI_PRO, active_model=lambda: GEMINI_PRO,
-        availability=availability, ask=None, apply=apply,
+        failed_model=lambda: GEMINI_PRO,
+        active_model=lambda: GEMINI_PRO,
+        availability=availability,
+        ask=None,
+        apply=apply,
     )
     assert await handler(daily()) is False
 
@@ -329,8 +354,11 @@ async def test_persistent_quota_handler_stop_is_applied_and_declined(
         applied.append(decision)
 
     handler = persistent_quota_handler(
-        failed_model=lambda: GEMINI_PRO, active_model=lambda: GEMINI_PRO,
-        availability=availability, ask=Asker("upgrade"), apply=apply,
+        failed_model=lambda: GEMINI_PRO,
+        active_model=lambda: GEMINI_PRO,
+        availability=availability,
+        ask=Asker("upgrade"),
+        apply=apply,
     )
     assert await handler(daily()) is False
     assert [d.intent for d in applied] == ["upgrade"]

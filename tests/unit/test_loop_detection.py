@@ -42,7 +42,7 @@ def non_repeating(length: int) -> str:
 def feed_text(service: LoopDetectionService, text: str, step: int = 7) -> LoopVerdict | None:
     """Stream `text` in small deltas; returns the first verdict."""
     for i in range(0, len(text), step):
-        verdict = service.add_and_check(text[i:i + step])
+        verdict = service.add_and_check(text[i : i + step])
         if verdict is not None:
             return verdict
     return None
@@ -100,8 +100,10 @@ def test_cycles_repeated_five_times(length: int) -> None:
     verdicts = [service.add_and_check(e) for e in events]
     assert all(v is None for v in verdicts[:-1])
     assert verdicts[-1] is not None and verdicts[-1].kind == "nudge"
-    assert verdicts[-1].detail == 'Repeated tool call: tool with arguments {"step":' + str(
-        length - 1) + "}"
+    assert (
+        verdicts[-1].detail
+        == 'Repeated tool call: tool with arguments {"step":' + str(length - 1) + "}"
+    )
 
 
 def test_cycle_of_six_is_not_detected() -> None:
@@ -220,9 +222,15 @@ class JudgeGenerator(ContentGenerator):
     ) -> types.GenerateContentResponse:
         self.requests.append(contents)
         answer = self.answers.pop(0) if self.answers else "not json"
-        text = answer if isinstance(answer, str) else json.dumps(
-            {"unproductive_state_analysis": "It keeps reading the same file.",
-             "unproductive_state_confidence": answer}
+        text = (
+            answer
+            if isinstance(answer, str)
+            else json.dumps(
+                {
+                    "unproductive_state_analysis": "It keeps reading the same file.",
+                    "unproductive_state_confidence": answer,
+                }
+            )
         )
         part = types.Part(text=text)
         return types.GenerateContentResponse(
@@ -298,18 +306,23 @@ async def test_llm_confidence_below_threshold_is_no_loop() -> None:
 async def test_llm_judge_gets_trimmed_history_and_the_task() -> None:
     judge = JudgeGenerator(0.0)
     history = [
-        types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
-            name="x", response={}))]),
+        types.Content(
+            role="user",
+            parts=[types.Part(function_response=types.FunctionResponse(name="x", response={}))],
+        ),
         *HISTORY,
-        types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(
-            name="read_file", args={}))]),
+        types.Content(
+            role="model",
+            parts=[types.Part(function_call=types.FunctionCall(name="read_file", args={}))],
+        ),
     ]
     service = LoopDetectionService(llm_check=LlmLoopCheck(judge))
     for _ in range(30):
         await service.turn_started(history)
     (contents,) = judge.requests
     assert [p.text for c in contents[:2] for p in c.parts or ()] == [
-        "please fix the tests", "looking"
+        "please fix the tests",
+        "looking",
     ]
     assert contents[-1].role == "user" and len(contents) == 3
 

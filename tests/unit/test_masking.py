@@ -61,8 +61,9 @@ def masked_ids(result: MaskResult) -> list[str]:
 
 def test_nothing_prunable_below_30k(service: ToolOutputMaskingService) -> None:
     # newest 50k protected (crossing output included in prunable): 20k + 20k + 20k + 9k
-    contents = history(("read_file", 9_000), ("read_file", 20_000), ("read_file", 20_000),
-                       ("read_file", 9_000))
+    contents = history(
+        ("read_file", 9_000), ("read_file", 20_000), ("read_file", 20_000), ("read_file", 9_000)
+    )
     result = service.mask(contents)
     assert result.masked == [] and result.tokens_saved == 0
     assert all(a is b for a, b in zip(result.contents, contents, strict=True))
@@ -79,8 +80,7 @@ def test_masks_older_outputs_once_prunable_reaches_30k(service: ToolOutputMaskin
 
 
 def test_protection_is_exactly_50k(tmp_path: Path) -> None:
-    service = ToolOutputMaskingService(tmp_path, protection_threshold=100,
-                                       min_prunable_threshold=1)
+    service = ToolOutputMaskingService(tmp_path, protection_threshold=100, min_prunable_threshold=1)
     contents = history(("read_file", 1_000), ("read_file", 1_000))
     result = service.mask(contents)
     assert masked_ids(result) == ["call-0", "call-1"]  # call-1 alone already crosses 100
@@ -100,9 +100,13 @@ def test_latest_turn_is_skipped(tmp_path: Path) -> None:
 
 
 def test_exempt_tools_are_neither_counted_nor_masked(service: ToolOutputMaskingService) -> None:
-    contents = history(("ask_user", 40_000), ("activate_skill", 40_000),
-                       ("enter_plan_mode", 40_000), ("exit_plan_mode", 40_000),
-                       ("read_file", 40_000))
+    contents = history(
+        ("ask_user", 40_000),
+        ("activate_skill", 40_000),
+        ("enter_plan_mode", 40_000),
+        ("exit_plan_mode", 40_000),
+        ("read_file", 40_000),
+    )
     assert service.mask(contents).masked == []
 
 
@@ -133,8 +137,11 @@ def test_general_preview_and_snippet_format(service: ToolOutputMaskingService) -
 
 def test_shell_preview_keeps_sections_and_shortens_output(tmp_path: Path) -> None:
     lines = [f"line {i:02d} " + "y" * 90 for i in range(30)]
-    output = ("Command: make test\nDirectory: (root)\nOutput: " + "\n".join(lines)
-              + "\nError: (none)\nExit Code: 2")
+    output = (
+        "Command: make test\nDirectory: (root)\nOutput: "
+        + "\n".join(lines)
+        + "\nError: (none)\nExit Code: 2"
+    )
     contents = [
         tool_call("run_shell_command", "sh-1"),
         tool_response("run_shell_command", "sh-1", {"output": output, "exitCode": 2}),
@@ -144,8 +151,11 @@ def test_shell_preview_keeps_sections_and_shortens_output(tmp_path: Path) -> Non
     (item,) = service.mask(contents).masked
     expected_preview = (
         "Command: make test\nDirectory: (root)\n"
-        "Output: " + "\n".join(lines[:10]) + "\n\n... [10 lines omitted] ...\n\n"
-        + "\n".join(lines[-10:]) + "\nError: (none)\nExit Code: 2\n[Exit Code: 2]"
+        "Output: "
+        + "\n".join(lines[:10])
+        + "\n\n... [10 lines omitted] ...\n\n"
+        + "\n".join(lines[-10:])
+        + "\nError: (none)\nExit Code: 2\n[Exit Code: 2]"
     )
     snippet = item.new_response["output"]
     assert snippet == (
@@ -181,7 +191,8 @@ def test_same_input_gives_same_files(tmp_path: Path) -> None:
     second = ToolOutputMaskingService(tmp_path).mask(contents)
     assert [m.file_path for m in first.masked] == [m.file_path for m in second.masked]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "read_file_call-0.txt", "read_file_call-1.txt"
+        "read_file_call-0.txt",
+        "read_file_call-1.txt",
     ]
 
 

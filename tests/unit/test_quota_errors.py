@@ -72,8 +72,7 @@ def test_daily_quota_is_terminal_with_quota_id() -> None:
     assert result.quota_id == "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
     assert result.quota_metric == QUOTA_METRIC_REQUESTS
     assert str(result) == (
-        "gemini-2.5-pro is out of daily quota "
-        "(GenerateRequestsPerDayPerProjectPerModel-FreeTier)."
+        "gemini-2.5-pro is out of daily quota (GenerateRequestsPerDayPerProjectPerModel-FreeTier)."
     )
     assert result.__cause__ is error
     assert result.http_status == 429
@@ -265,8 +264,14 @@ def test_http_status_of_various_errors() -> None:
 
 @pytest.mark.parametrize(
     ("value", "seconds"),
-    [("34s", 34.0), ("1.5s", 1.5), ("250ms", 0.25), ({"seconds": 2, "nanos": 500_000_000}, 2.5),
-     ("soon", None), (None, None)],
+    [
+        ("34s", 34.0),
+        ("1.5s", 1.5),
+        ("250ms", 0.25),
+        ({"seconds": 2, "nanos": 500_000_000}, 2.5),
+        ("soon", None),
+        (None, None),
+    ],
 )
 def test_parse_duration(value: Any, seconds: float | None) -> None:
     assert parse_duration_seconds(value) == seconds

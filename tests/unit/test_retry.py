@@ -221,8 +221,7 @@ async def test_terminal_quota_goes_straight_to_fallback_and_truthy_resets() -> N
 
     # fails twice with 500 (delay grows), then daily quota, then again a 500 after fallback
     script = Script(err(500), err(500), err(429, per_day_quota_body(PRO)), err(500))
-    assert await run(script, sleep, on_persistent_429=fallback,
-                     current_model=lambda: PRO) == "ok"
+    assert await run(script, sleep, on_persistent_429=fallback, current_model=lambda: PRO) == "ok"
     assert len(seen) == 1 and isinstance(seen[0], TerminalQuotaError)
     assert "gemini-2.5-pro is out of daily quota" in str(seen[0])
     # after the reset the delay starts again at 5000

@@ -77,19 +77,28 @@ def model_text(text: str) -> types.Content:
 
 
 def tool_call(name: str) -> types.Content:
-    return types.Content(role="model", parts=[types.Part(
-        function_call=types.FunctionCall(name=name, args={}))])
+    return types.Content(
+        role="model", parts=[types.Part(function_call=types.FunctionCall(name=name, args={}))]
+    )
 
 
 def tool_result(name: str) -> types.Content:
-    return types.Content(role="user", parts=[types.Part(
-        function_response=types.FunctionResponse(name=name, response={"output": "x"}))])
+    return types.Content(
+        role="user",
+        parts=[
+            types.Part(
+                function_response=types.FunctionResponse(name=name, response={"output": "x"})
+            )
+        ],
+    )
 
 
-def ctx(model: str, *, mode: str = "default", contents: list[types.Content] | None = None
-        ) -> RoutingContext:
-    return RoutingContext(contents=contents or [user("fix the bug")], requested_model=model,
-                          approval_mode=mode)
+def ctx(
+    model: str, *, mode: str = "default", contents: list[types.Content] | None = None
+) -> RoutingContext:
+    return RoutingContext(
+        contents=contents or [user("fix the bug")], requested_model=model, approval_mode=mode
+    )
 
 
 def choice(model_choice: str, reasoning: str = "because") -> str:
@@ -101,8 +110,9 @@ def availability() -> ModelAvailabilityService:
     return ModelAvailabilityService(clock=lambda: 0.0)
 
 
-def router(availability: ModelAvailabilityService, answer: str | BaseException = "{}"
-           ) -> tuple[ModelRouterService, FakeGenerator]:
+def router(
+    availability: ModelAvailabilityService, answer: str | BaseException = "{}"
+) -> tuple[ModelRouterService, FakeGenerator]:
     generator = FakeGenerator(answer)
     return ModelRouterService.standard(
         availability=availability, classifier=ClassifierStrategy(generator)
@@ -115,7 +125,11 @@ def router(availability: ModelAvailabilityService, answer: str | BaseException =
 async def test_standard_order(availability: ModelAvailabilityService) -> None:
     service, _ = router(availability)
     assert [s.name for s in service.strategies] == [
-        "fallback", "override", "approval_mode", "classifier", "default"
+        "fallback",
+        "override",
+        "approval_mode",
+        "classifier",
+        "default",
     ]
 
 
@@ -200,8 +214,9 @@ async def test_classifier_maps_choice_to_family(
     assert config is not None and config.response_mime_type == "application/json"
 
 
-@pytest.mark.parametrize("answer", ["not json", json.dumps({"model_choice": "ultra"}), "[1]",
-                                    RuntimeError("429")])
+@pytest.mark.parametrize(
+    "answer", ["not json", json.dumps({"model_choice": "ultra"}), "[1]", RuntimeError("429")]
+)
 async def test_classifier_failure_falls_through_to_default(
     availability: ModelAvailabilityService, answer: str | BaseException
 ) -> None:
@@ -213,7 +228,9 @@ async def test_classifier_failure_falls_through_to_default(
 async def test_classifier_sees_only_recent_conversation_turns() -> None:
     generator = FakeGenerator(choice("pro"))
     history = [user(f"old {i}") for i in range(5)] + [
-        model_text("let me look"), tool_call("read_file"), tool_result("read_file"),
+        model_text("let me look"),
+        tool_call("read_file"),
+        tool_result("read_file"),
         user("now refactor it"),
     ]
     await ClassifierStrategy(generator).route(ctx("auto", contents=history))

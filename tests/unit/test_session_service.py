@@ -45,7 +45,9 @@ async def test_filtered_view_is_a_copy() -> None:
     session = await svc.create_session(app_name="a", user_id="u", session_id="s")
     for i in range(4):
         await svc.append_event(session, _event(str(i), ts=float(i)))
-    view = await svc.get_session(app_name="a", user_id="u", session_id="s", config=GetSessionConfig(num_recent_events=2))
+    view = await svc.get_session(
+        app_name="a", user_id="u", session_id="s", config=GetSessionConfig(num_recent_events=2)
+    )
     assert view is not None and view is not session and len(view.events) == 2
     view.events.clear()
     assert len(session.events) == 4

@@ -30,8 +30,16 @@ def test_deltas_are_emitted_and_the_consolidated_text_is_not_counted_twice() -> 
     tr = _translator()
     out = tr.translate(_event(types.Part(text="Hel"), partial=True))
     out += tr.translate(_event(types.Part(text="lo"), partial=True))
-    out += tr.translate(_event(types.Part(text="Hello"), partial=False, finish_reason=types.FinishReason.STOP))
-    texts = [p.text for e in out if isinstance(e, MessageEvent) for p in e.content if isinstance(p, TextPart)]
+    out += tr.translate(
+        _event(types.Part(text="Hello"), partial=False, finish_reason=types.FinishReason.STOP)
+    )
+    texts = [
+        p.text
+        for e in out
+        if isinstance(e, MessageEvent)
+        for p in e.content
+        if isinstance(p, TextPart)
+    ]
     assert texts == ["Hel", "lo"]
     assert tr.end_reason() == "completed"
     assert [e.id for e in out] == ["s1-1", "s1-2"]
@@ -60,16 +68,31 @@ def test_function_calls_are_left_to_the_scheduler() -> None:
 def test_usage_from_the_consolidated_event() -> None:
     tr = _translator()
     usage = types.GenerateContentResponseUsageMetadata(
-        prompt_token_count=100, candidates_token_count=7, thoughts_token_count=3, cached_content_token_count=50
+        prompt_token_count=100,
+        candidates_token_count=7,
+        thoughts_token_count=3,
+        cached_content_token_count=50,
     )
-    out = tr.translate(_event(types.Part(text="x"), partial=False, usage_metadata=usage, model_version="m1"))
+    out = tr.translate(
+        _event(types.Part(text="x"), partial=False, usage_metadata=usage, model_version="m1")
+    )
     (u,) = [e for e in out if isinstance(e, UsageEvent)]
-    assert (u.model, u.input_tokens, u.output_tokens, u.cached_tokens, u.context_window) == ("m1", 100, 10, 50, 1000)
+    assert (u.model, u.input_tokens, u.output_tokens, u.cached_tokens, u.context_window) == (
+        "m1",
+        100,
+        10,
+        50,
+        1000,
+    )
 
 
 def test_user_events_are_ignored() -> None:
     tr = _translator()
-    event = Event(author="user", invocation_id="i", content=types.Content(role="user", parts=[types.Part(text="hi")]))
+    event = Event(
+        author="user",
+        invocation_id="i",
+        content=types.Content(role="user", parts=[types.Part(text="hi")]),
+    )
     assert tr.translate(event) == []
 
 
@@ -84,9 +107,14 @@ def test_error_code_becomes_a_fatal_error_and_refusals_map_to_refusal() -> None:
             finish_reason=types.FinishReason.MALFORMED_FUNCTION_CALL,
         )
     )
-    assert any(isinstance(e, ErrorEvent) and e.fatal and e.meta == {"code": "MALFORMED_FUNCTION_CALL"} for e in out)
+    assert any(
+        isinstance(e, ErrorEvent) and e.fatal and e.meta == {"code": "MALFORMED_FUNCTION_CALL"}
+        for e in out
+    )
     assert tr.end_reason() == "failed"
-    raised = Event(author="agent", invocation_id="i", error_code="INVALID_ARGUMENT", error_message="400")
+    raised = Event(
+        author="agent", invocation_id="i", error_code="INVALID_ARGUMENT", error_message="400"
+    )
     assert _translator().translate(raised) == []  # the exception itself is reported by the protocol
     assert finish_to_end_reason("SAFETY") == "refusal"
     assert finish_to_end_reason("MAX_TOKENS") == "max_budget"

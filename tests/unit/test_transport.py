@@ -118,7 +118,9 @@ async def test_outgoing_messages_are_one_line_each_and_requests_get_responses() 
     lines = sink.getvalue().splitlines()
     assert len(lines) == 2
     request = json.loads(lines[1])
-    engine.feed(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"content": "hi"}}).encode())
+    engine.feed(
+        json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"content": "hi"}}).encode()
+    )
     assert (await asyncio.wait_for(pending, 2))["content"] == "hi"
 
 
@@ -128,10 +130,15 @@ def test_fast_initialize_validates_against_the_schema() -> None:
     handled, params = answer_initialize(line, Output(sink))
     assert handled and params == {"protocolVersion": 1, "clientCapabilities": {"terminal": True}}
     result = schema.InitializeResponse.model_validate(sink.lines()[0]["result"])
-    assert result.protocol_version == 1 and result.agent_info and result.agent_info.name == "adk-acp"
+    assert (
+        result.protocol_version == 1 and result.agent_info and result.agent_info.name == "adk-acp"
+    )
     assert answer_initialize(_req(2, "session/new", {}), Output(Sink())) == (False, None)
     bad = Sink()
-    assert answer_initialize(_req(3, "initialize", {"protocolVersion": "1"}), Output(bad)) == (True, None)
+    assert answer_initialize(_req(3, "initialize", {"protocolVersion": "1"}), Output(bad)) == (
+        True,
+        None,
+    )
     assert bad.lines()[0]["error"]["code"] == -32602
 
 
@@ -168,14 +175,22 @@ def test_reader_buffers_until_attached_and_reports_eof() -> None:
     loop.close()
     writer_thread.join()
     stream.close()
-    assert got[0] == b'{"a": 1}' and got[1] is not None and len(got[1]) > 5_000_000 and got[2] is None
+    assert (
+        got[0] == b'{"a": 1}' and got[1] is not None and len(got[1]) > 5_000_000 and got[2] is None
+    )
 
 
 def test_trace_redacts_keys(tmp_path: Any) -> None:
     trace = Trace(str(tmp_path / "t.jsonl"))
-    trace.record("in", json.dumps({"params": {"_meta": {"api-key": "AIzaSECRETSECRETSECRETSECRET"}}}).encode())
+    trace.record(
+        "in",
+        json.dumps({"params": {"_meta": {"api-key": "AIzaSECRETSECRETSECRETSECRET"}}}).encode(),
+    )
     trace.record("out", b"raw AIzaSECRETSECRETSECRETSECRET text")
     trace.close()
     text = (tmp_path / "t.jsonl").read_text()
     assert "SECRET" not in text and text.count("***") == 2
-    assert redact({"authorization": "Bearer x", "n": [1, "AIza" + "k" * 30]}) == {"authorization": "***", "n": [1, "***"]}
+    assert redact({"authorization": "Bearer x", "n": [1, "AIza" + "k" * 30]}) == {
+        "authorization": "***",
+        "n": [1, "***"],
+    }

@@ -37,7 +37,9 @@ StopCallback = Callable[[LimitReached], None]
 
 
 def _skip() -> LlmResponse:
-    return LlmResponse(content=types.Content(role="model", parts=[types.Part(text="")]), turn_complete=True)
+    return LlmResponse(
+        content=types.Content(role="model", parts=[types.Part(text="")]), turn_complete=True
+    )
 
 
 class MaxTurnsAdkPlugin(BasePlugin):
@@ -47,7 +49,9 @@ class MaxTurnsAdkPlugin(BasePlugin):
         self._on_limit = on_limit
         self._turns = 0
 
-    async def before_run_callback(self, *, invocation_context: InvocationContext) -> types.Content | None:
+    async def before_run_callback(
+        self, *, invocation_context: InvocationContext
+    ) -> types.Content | None:
         self._turns = 0
         return None
 
@@ -76,7 +80,9 @@ class TokenLimitAdkPlugin(BasePlugin):
         self._used = 0
         self._stopped = False
 
-    async def before_run_callback(self, *, invocation_context: InvocationContext) -> types.Content | None:
+    async def before_run_callback(
+        self, *, invocation_context: InvocationContext
+    ) -> types.Content | None:
         self._used = 0
         self._stopped = False
         return None
@@ -87,15 +93,18 @@ class TokenLimitAdkPlugin(BasePlugin):
         usage = llm_response.usage_metadata
         if llm_response.partial or usage is None or self._stopped:
             return None
-        self._used += (usage.prompt_token_count or 0) + (usage.candidates_token_count or 0) + (
-            usage.thoughts_token_count or 0
+        self._used += (
+            (usage.prompt_token_count or 0)
+            + (usage.candidates_token_count or 0)
+            + (usage.thoughts_token_count or 0)
         )
         if self._used > self._max:
             self._stopped = True
             self._on_limit(
                 LimitReached(
                     "max_budget",
-                    f"Stopped: this prompt used {self._used:,} tokens, over the limit of {self._max:,} "
+                    f"Stopped: this prompt used {self._used:,} tokens, "
+                    f"over the limit of {self._max:,} "
                     "(--max-tokens / model.maxTokensPerPrompt).",
                     "MAX_TOKENS_EXCEEDED",
                 )
@@ -111,7 +120,9 @@ class MaxTimeAdkPlugin(BasePlugin):
         self._timer: asyncio.TimerHandle | None = None
         self._started = 0.0
 
-    async def before_run_callback(self, *, invocation_context: InvocationContext) -> types.Content | None:
+    async def before_run_callback(
+        self, *, invocation_context: InvocationContext
+    ) -> types.Content | None:
         self._started = time.monotonic()
         self._timer = asyncio.get_running_loop().call_later(self._max, self._fire)
         return None
@@ -126,7 +137,8 @@ class MaxTimeAdkPlugin(BasePlugin):
         self._on_limit(
             LimitReached(
                 "max_time",
-                f"Stopped: this prompt ran for more than {self._max:g} s (--max-time / model.maxTimeSeconds).",
+                f"Stopped: this prompt ran for more than {self._max:g} s "
+                "(--max-time / model.maxTimeSeconds).",
                 "MAX_TIME_EXCEEDED",
             )
         )

@@ -3,11 +3,12 @@
 Streamed text is watched as the model produces it (`StreamControl`: ADK hands
 events to plugins only after the model has read further), tool calls come from
 the consolidated model event (partial function calls are never executed). A
-detection in streamed text ends the stream there. The first strike queues the nudge, which `before_model_callback`
-adds to the next request as a user turn, or, when the run has no next model call,
-the protocol sends as a follow-up turn; the second strike stops the turn with
-LOOP_DETECTED. The stop is requested after the event has been yielded, never
-inside `on_event_callback`, so no event is dropped.
+detection in streamed text ends the stream there. The first strike queues the
+nudge, which `before_model_callback` adds to the next request as a user turn,
+or, when the run has no next model call, the protocol sends as a follow-up turn;
+the second strike stops the turn with LOOP_DETECTED. The stop is requested after
+the event has been yielded, never inside `on_event_callback`, so no event is
+dropped.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ class LoopDetectionAdkPlugin(BasePlugin):
         self._pending_nudge: str | None = None
         self._terminated = False
 
-    async def before_run_callback(self, *, invocation_context: InvocationContext) -> types.Content | None:
+    async def before_run_callback(
+        self, *, invocation_context: InvocationContext
+    ) -> types.Content | None:
         if self._control.take_continuing():
             return None  # a follow-up turn of the same prompt: strikes count on
         self._service.reset()
@@ -62,8 +65,15 @@ class LoopDetectionAdkPlugin(BasePlugin):
         self._terminated = False
         return None
 
-    async def on_event_callback(self, *, invocation_context: InvocationContext, event: Event) -> Event | None:
-        if self._terminated or event.author == "user" or event.content is None or not event.content.parts:
+    async def on_event_callback(
+        self, *, invocation_context: InvocationContext, event: Event
+    ) -> Event | None:
+        if (
+            self._terminated
+            or event.author == "user"
+            or event.content is None
+            or not event.content.parts
+        ):
             return None
         for part in event.content.parts:
             verdict: LoopVerdict | None = None
@@ -92,7 +102,9 @@ class LoopDetectionAdkPlugin(BasePlugin):
         if verdict is not None:
             self._act(verdict)
         if self._pending_nudge is not None:
-            llm_request.contents.append(types.Content(role="user", parts=[types.Part(text=self._pending_nudge)]))
+            llm_request.contents.append(
+                types.Content(role="user", parts=[types.Part(text=self._pending_nudge)])
+            )
             self._pending_nudge = None
             self._control.set_follow_up(None)  # carried by this call
         return None

@@ -1,4 +1,5 @@
-"""What a built-in tool takes from its ToolEnv: file and command access, paths resolved in the roots, short forms for titles."""
+"""What a built-in tool takes from its ToolEnv: file and command access, paths
+resolved in the roots, short forms for titles."""
 
 from __future__ import annotations
 

@@ -180,7 +180,9 @@ def _decoded_size(data: str) -> int:
     return len(data) * 3 // 4
 
 
-def wrap_tools(connections: Iterable[McpConnection], taken: Iterable[str] = ()) -> list[GcliMcpTool]:
+def wrap_tools(
+    connections: Iterable[McpConnection], taken: Iterable[str] = ()
+) -> list[GcliMcpTool]:
     """An GcliMcpTool per listed tool of each connection, named `mcp_<server>_<tool>`;
     names already in `taken` (or given earlier) are skipped with a warning."""
     used = set(taken)

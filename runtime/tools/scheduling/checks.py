@@ -1,4 +1,6 @@
-"""What the scheduler checks and decides before any I/O: argument shape against the tool's schema, workspace paths, the policy contract, truncation and callback types."""
+"""What the scheduler checks and decides before any I/O: argument shape against
+the tool's schema, workspace paths, the policy contract, truncation and callback
+types."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Where the scheduler reports calls (the ToolEventSink contract) and the per-call reporter that keeps each call's updates in order."""
+"""Where the scheduler reports calls (the ToolEventSink contract) and the
+per-call reporter that keeps each call's updates in order."""
 
 from __future__ import annotations
 

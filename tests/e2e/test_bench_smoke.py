@@ -17,6 +17,8 @@ import pytest
 from bench import run as bench
 from bench.client import AgentProcess
 
+pytestmark = pytest.mark.e2e
+
 
 def _is_figure(value: object) -> bool:
     return isinstance(value, float) and math.isfinite(value) and value > 0
@@ -57,8 +59,14 @@ def test_one_prompt_through_the_bench_client(box: bench.Sandbox) -> None:
 
 def test_echo_floor_run_covers_every_fake_model_figure(box: bench.Sandbox) -> None:
     run = bench.fake_model_run(bench.echo_spec(box), warm_prompts=1, streams=1, repeats=1)
-    figures = [run.session_new, run.rss_mb, run.cold_first_chunk, *run.warm_first_chunk,
-               *run.stream_end, *run.session_new_repeat]
+    figures = [
+        run.session_new,
+        run.rss_mb,
+        run.cold_first_chunk,
+        *run.warm_first_chunk,
+        *run.stream_end,
+        *run.session_new_repeat,
+    ]
     assert all(_is_figure(v) for v in figures)
     assert run.stream_chunks == [bench.STREAM_CHUNKS]
 
@@ -80,7 +88,9 @@ def test_importtime_parsing() -> None:
     )
     records = bench.parse_importtime(stderr)
     assert [(r.name, r.depth) for r in records] == [
-        ("json.decoder", 2), ("json", 1), ("google.adk.runners", 0)
+        ("json.decoder", 2),
+        ("json", 1),
+        ("google.adk.runners", 0),
     ]
     total, children = bench.import_children(records, "google.adk.runners")
     assert total == pytest.approx(350e-6) and [c.name for c in children] == ["json"]
