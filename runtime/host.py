@@ -143,10 +143,6 @@ class Host(abc.ABC):
         """Ask the user which way to go after a model failure. Default: stop."""
         return "stop"
 
-    async def notify(self, message: str) -> None:
-        """Show a message to the user outside the model's answer (optional)."""
-        return None
-
 
 class HeadlessHost(Host):
     """No editor attached: approvals are refused, files are local, fallbacks stop."""

@@ -270,6 +270,12 @@ class SendResult(_Frozen):
 
 
 Unsubscribe = Callable[[], None]
+NoticeSink = Callable[[str], None]
+"""The one route for notices to the user (a hook's systemMessage, a silent fallback, an
+MCP server that died): the session's `AdkAgentProtocol.notice`, which emits a
+`CustomEvent(kind="notice")` that `acp_server/updates.py` renders. A notice that must
+keep its place inside the model's answer (a retry after a broken stream) rides on the
+model stream instead (`runtime.adk.model.notice_response`) and becomes the same event."""
 Subscriber = Callable[[AgentEvent], None]
 
 

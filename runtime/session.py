@@ -229,6 +229,7 @@ class AgentSession:
             on_cancel=lambda: self.protocol.request_stop(StopRequest(reason="aborted")),
             events=ProtocolToolEventSink(lambda build: self.protocol.emit_external(build)),
             hooks=hooks,
+            notify=lambda text: self.protocol.notice(text),
             interactive=not isinstance(spec.host, HeadlessHost),
         )
 

@@ -30,7 +30,7 @@ from runtime.tools.scheduling.scheduler import Scheduler, ToolCallOutcome
 
 
 class FakeHost(Host):
-    """Answers every permission request with `answer`, recording requests and notices."""
+    """Answers every permission request with `answer`, recording requests."""
 
     def __init__(self, answer: str | None = "proceed_once") -> None:
         self.answer = answer
@@ -44,8 +44,6 @@ class FakeHost(Host):
             self.log.append("approval")
         return PermissionOutcome(option_id=self.answer)
 
-    async def notify(self, message: str) -> None:
-        self.notices.append(message)
 
 
 class FakeTool(GcliTool):
@@ -161,6 +159,7 @@ def make(
         mode_getter=lambda: mode,
         events=sink,
         interactive=interactive,
+        notify=host.notices.append,
         **kw,
     )
     return Harness(scheduler, host, sink, policy, root, temp)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import RuntimeAgentError, ToolError
-from runtime.protocol import DisplayContent, ToolDisplay
+from runtime.protocol import DisplayContent, NoticeSink, ToolDisplay
 from runtime.services.truncation import DEFAULT_THRESHOLD, truncate_output
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.policy.defaults import EDIT_TOOLS
@@ -104,7 +104,9 @@ class Scheduler:
         truncate_threshold: int = DEFAULT_THRESHOLD,
         output_dir: Path | None = None,
         should_truncate: Callable[[str, GcliTool], bool] = default_should_truncate,
+        notify: NoticeSink | None = None,
     ) -> None:
+        self._notice_sink = notify
         self._tools = dict(tools)
         self._env = env
         self._policy = policy
@@ -384,8 +386,8 @@ class Scheduler:
         await self._report.fail(call, f"Tool execution denied by policy{detail}")
 
     async def _notify(self, message: str | None) -> None:
-        if message:
-            await self._env.host.notify(message)
+        if message and self._notice_sink is not None:
+            self._notice_sink(message)
 
     async def _change_mode(self, mode: str) -> None:
         if self._on_mode_change is None:
