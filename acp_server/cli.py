@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
     from pathlib import Path
 
+    from runtime.tools.policy.modes import MODES
+
     parser = argparse.ArgumentParser(
         prog="adk-acp",
         description="A coding agent for editors: speaks the Agent Client Protocol (ACP) on stdio "
@@ -60,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--approval-mode",
-        choices=["default", "autoEdit", "yolo", "plan"],
+        choices=[mode.id for mode in MODES],
         help="initial approval mode of new sessions (default: default)",
     )
     parser.add_argument(

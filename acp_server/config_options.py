@@ -11,17 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from acp_server.errors import invalid_params
+from runtime.tools.policy.modes import MODES, is_mode
 
 if TYPE_CHECKING:
     from runtime.session import AgentSession
 
-MODES: tuple[tuple[str, str, str], ...] = (
-    ("default", "Default", "Ask before edits, commands and fetches."),
-    ("autoEdit", "Auto edit", "Edit files in the workspace without asking; ask for commands."),
-    ("yolo", "YOLO", "Run every tool without asking."),
-    ("plan", "Plan", "Read-only: explore and plan; no edits or commands."),
-)
-MODE_IDS = tuple(m[0] for m in MODES)
+MODE_IDS = tuple(m.id for m in MODES)
 
 MODEL_CHOICES: tuple[tuple[str, str], ...] = (
     ("auto", "Auto (routes between Pro and Flash)"),
@@ -49,7 +44,9 @@ class ConfigOptions:
     def modes(self, session: AgentSession) -> dict[str, Any]:
         return {
             "currentModeId": session.mode,
-            "availableModes": [{"id": i, "name": n, "description": d} for i, n, d in MODES],
+            "availableModes": [
+                {"id": m.id, "name": m.name, "description": m.description} for m in MODES
+            ],
         }
 
     def options(self, session: AgentSession) -> list[dict[str, Any]]:
@@ -61,7 +58,9 @@ class ConfigOptions:
                 "category": "mode",
                 "type": "select",
                 "currentValue": session.mode,
-                "options": [{"value": i, "name": n, "description": d} for i, n, d in MODES],
+                "options": [
+                    {"value": m.id, "name": m.name, "description": m.description} for m in MODES
+                ],
             },
             {
                 "id": MODEL_OPTION,
@@ -87,6 +86,6 @@ class ConfigOptions:
             raise invalid_params(f"unknown config option {option_id!r}; known: mode, model")
 
     def set_mode(self, session: AgentSession, mode: Any) -> None:
-        if mode not in MODE_IDS:
+        if not is_mode(mode):
             raise invalid_params(f"unknown mode {mode!r}; known: {', '.join(MODE_IDS)}")
         session.set_mode(mode)

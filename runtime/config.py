@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from runtime.errors import AuthRequiredError, ConfigError
+from runtime.tools.policy.modes import ApprovalMode, is_mode
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ class AgentFlags:
     model: str | None = None
     fake_responses: Path | None = None
     record_responses: Path | None = None
-    approval_mode: str | None = None
+    approval_mode: ApprovalMode | None = None
     max_turns: int | None = None
     max_tokens: int | None = None
     max_time_s: float | None = None
@@ -67,7 +68,7 @@ class RuntimeConfig:
     model: str
     settings: dict[str, Any]
     limits: Limits
-    approval_mode: str = "default"
+    approval_mode: ApprovalMode = "default"
     record_responses: Path | None = None
     fake_responses: Path | None = None
     home: Path = field(default_factory=Path.home)
@@ -183,12 +184,15 @@ def resolve_config(
     )
     general = _section(settings, "general")
     approval = flags.approval_mode or general.get("defaultApprovalMode") or "default"
+    if not is_mode(approval):
+        logger.warning("general.defaultApprovalMode %r is not a mode; using default", approval)
+        approval = "default"
     return RuntimeConfig(
         workspace=workspace,
         model=str(model),
         settings=settings,
         limits=limits,
-        approval_mode=str(approval),
+        approval_mode=approval,
         record_responses=flags.record_responses,
         fake_responses=flags.fake_responses,
         home=home,

@@ -20,6 +20,7 @@ from runtime.config import DEFAULT_CONTEXT_WINDOW, AuthConfig, RuntimeConfig
 from runtime.host import Host
 from runtime.models.content_generator import ContentGenerator
 from runtime.tools.mcp.config import McpServerConfig
+from runtime.tools.policy.modes import ApprovalMode, parse_mode
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +28,6 @@ APP_NAME = "adk_acp"
 USER_ID = "user"
 
 SessionKind = Literal["main", "subagent"]
-_MODES = ("default", "autoEdit", "yolo", "plan")
 
 _generators: dict[tuple[Any, ...], ContentGenerator] = {}
 
@@ -95,7 +95,7 @@ class AgentSession:
         self.host = spec.host
         self.roots = (spec.config.workspace, *spec.additional_roots)
         self.generator = generator
-        self.mode = spec.config.approval_mode if spec.config.approval_mode in _MODES else "default"
+        self.mode: ApprovalMode = spec.config.approval_mode
         availability = ModelAvailabilityService()
         self.models = ModelState(
             choice=spec.config.model,
@@ -234,6 +234,7 @@ class AgentSession:
         )
 
     def _engine_changed_mode(self, mode: str) -> None:
+        mode = parse_mode(mode)
         """The engine switched mode itself ("Allow for this session" on an edit):
         tell the editor."""
         self.set_mode(mode)
@@ -304,7 +305,7 @@ class AgentSession:
         self.models.choose(model)
         self.model.model = self.models.default_model
 
-    def set_mode(self, mode: str) -> None:
+    def set_mode(self, mode: ApprovalMode) -> None:
         old, self.mode = self.mode, mode
         self.models.mode_changed(old, mode)
 

@@ -1,4 +1,6 @@
-"""Approval modes (Gemini CLI's ApprovalMode), as the editor sees them.
+"""Approval modes (Gemini CLI's ApprovalMode), as the editor sees them: the one
+`ApprovalMode` type and the one table of labels, used by the policy engine, the
+session, the settings, the command line and the ACP mode/config views.
 
 Least to most permissive: ``plan`` < ``default`` < ``autoEdit`` < ``yolo``.
 The ids are the ones sent to the editor as ACP session modes.
@@ -29,34 +31,25 @@ class ModeInfo:
 
 
 MODES: tuple[ModeInfo, ...] = (
-    ModeInfo(
-        id="default",
-        name="Default",
-        description="Ask before editing files, running commands or fetching from the web.",
-    ),
+    ModeInfo(id="default", name="Default", description="Ask before edits, commands and fetches."),
     ModeInfo(
         id="autoEdit",
-        name="Auto Edit",
-        description="Apply file edits in the workspace without asking; still ask before commands.",
+        name="Auto edit",
+        description="Edit files in the workspace without asking; ask for commands.",
     ),
+    ModeInfo(id="yolo", name="YOLO", description="Run every tool without asking."),
     ModeInfo(
-        id="yolo",
-        name="YOLO",
-        description="Run every tool call without asking.",
-    ),
-    ModeInfo(
-        id="plan",
-        name="Plan",
-        description="Read-only: explore and plan; no edits, no commands.",
+        id="plan", name="Plan", description="Read-only: explore and plan; no edits or commands."
     ),
 )
+"""The one table of modes and their labels, in the order the editor lists them."""
 
 
 def is_mode(value: object) -> TypeGuard[ApprovalMode]:
     return isinstance(value, str) and value in get_args(ApprovalMode)
 
 
-def parse_mode(value: str) -> ApprovalMode:
+def parse_mode(value: object) -> ApprovalMode:
     """The mode named `value`; raises ConfigError for an unknown id."""
     if is_mode(value):
         return value
