@@ -21,7 +21,6 @@ from runtime.tools.policy.modes import ApprovalMode, is_mode
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "gemini-2.5-pro"
-DEFAULT_CONTEXT_WINDOW = 1_048_576
 
 AuthKind = Literal["api_key", "vertex", "fake"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from runtime.config import DEFAULT_CONTEXT_WINDOW, AuthConfig, RuntimeConfig
+from runtime.config import AuthConfig, RuntimeConfig
 from runtime.host import Host
 from runtime.models.content_generator import ContentGenerator
 from runtime.tools.mcp.config import McpServerConfig
@@ -154,7 +154,6 @@ class AgentSession:
             user_id=USER_ID,
             session_id=self.id,
             current_model=lambda: self.models.default_model,
-            context_window=DEFAULT_CONTEXT_WINDOW,
             on_new_prompt=[self.models.new_prompt, *([self.mcp.flush_notices] if self.mcp else ())],
             control=self.stream_control,
         )

@@ -32,6 +32,7 @@ from runtime.adk.content import user_content
 from runtime.adk.stream_control import StreamControl
 from runtime.adk.translator import HTTP_TO_STATUS, AdkEventTranslator
 from runtime.errors import ModelError, StreamActiveError
+from runtime.models.context_windows import context_window as context_window_of
 from runtime.protocol import (
     AgentEndEvent,
     AgentEndReason,
@@ -107,7 +108,7 @@ class AdkAgentProtocol(AgentProtocol):
         user_id: str,
         session_id: str,
         current_model: Callable[[], str],
-        context_window: int,
+        context_window: Callable[[str], int] = context_window_of,
         on_new_prompt: list[Callable[[], None]] | None = None,
         max_llm_calls: int = 500,
         control: StreamControl | None = None,

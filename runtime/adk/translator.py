@@ -18,6 +18,7 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from runtime.adk.model import NOTICE_KEY
+from runtime.models.context_windows import context_window as context_window_of
 from runtime.protocol import (
     AgentEndReason,
     AgentEvent,
@@ -84,7 +85,12 @@ class _Ids(TypedDict):
 class AdkEventTranslator:
     """Stateful per stream. `make` stamps id/stream/timestamps onto each new event."""
 
-    def __init__(self, stream_id: str, next_id: Callable[[], str], context_window: int) -> None:
+    def __init__(
+        self,
+        stream_id: str,
+        next_id: Callable[[], str],
+        context_window: Callable[[str], int] = context_window_of,
+    ) -> None:
         self._stream_id = stream_id
         self._next_id = next_id
         self._context_window = context_window
@@ -136,15 +142,16 @@ class AdkEventTranslator:
             )
         usage = event.usage_metadata
         if usage is not None:
+            model = event.model_version or self.last_model or ""
             out.append(
                 UsageEvent(
                     **self._base(),
-                    model=event.model_version or self.last_model or "",
+                    model=model,
                     input_tokens=usage.prompt_token_count,
                     output_tokens=(usage.candidates_token_count or 0)
                     + (usage.thoughts_token_count or 0),
                     cached_tokens=usage.cached_content_token_count,
-                    context_window=self._context_window,
+                    context_window=self._context_window(model),
                 )
             )
         return out

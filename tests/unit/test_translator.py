@@ -13,7 +13,9 @@ from runtime.protocol import ErrorEvent, MessageEvent, TextPart, ThoughtPart, Us
 
 def _translator() -> AdkEventTranslator:
     counter = itertools.count(1)
-    return AdkEventTranslator("s1", lambda: f"s1-{next(counter)}", context_window=1000)
+    return AdkEventTranslator(
+        "s1", lambda: f"s1-{next(counter)}", context_window=lambda model: 1000
+    )
 
 
 def _event(*parts: types.Part, partial: bool, **kw: object) -> Event:
@@ -120,3 +122,12 @@ def test_error_code_becomes_a_fatal_error_and_refusals_map_to_refusal() -> None:
     assert finish_to_end_reason("MAX_TOKENS") == "max_budget"
     assert finish_to_end_reason(None) == "completed"
     assert finish_to_end_reason("OTHER") == "failed"
+
+
+def test_the_context_window_comes_from_the_model_table() -> None:
+    from runtime.models.context_windows import context_window
+
+    assert context_window("gemini-2.5-pro") == 1_048_576
+    assert context_window("models/gemini-1.5-pro-002") == 2_097_152
+    assert context_window("gemini-2.0-flash-preview-image-generation") == 32_000
+    assert context_window("some-future-model") == 1_048_576
