@@ -17,8 +17,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from acp_server.errors import MODEL_ERROR, AcpError
-from acp_server.updates import UpdateMapper
+from acp_server.errors import BUSY, INTERNAL_ERROR, MODEL_ERROR, AcpError
+from acp_server.updates import UpdateMapper, stop_reason
 from runtime.protocol import AgentEndEvent, AgentEvent, ErrorEvent, MessageSend
 
 if TYPE_CHECKING:
@@ -28,15 +28,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-STOP_REASONS = {
-    "completed": "end_turn",
-    "aborted": "cancelled",
-    "max_turns": "max_turn_requests",
-    "max_budget": "max_tokens",
-    "max_time": "max_turn_requests",
-    "refusal": "refusal",
-    "elicitation": "end_turn",
-}
 
 
 class AcpSession:
@@ -79,7 +70,7 @@ class AcpSession:
         through the editor); it runs inside the turn, so a cancel that arrives meanwhile
         still ends the turn as `cancelled`."""
         if self._prompting:
-            raise AcpError(-32004, "A prompt is already running in this session; cancel it first.")
+            raise AcpError(BUSY, "A prompt is already running in this session; cancel it first.")
         self._prompting = True
         self._cancel_requested = False
         self._last_fatal = None
@@ -94,7 +85,7 @@ class AcpSession:
             return {"stopReason": "cancelled"}
         if end.reason == "failed":
             raise self._failure(end)
-        return {"stopReason": STOP_REASONS.get(end.reason, "end_turn")}
+        return {"stopReason": stop_reason(end.reason)}
 
     async def _run_turn(self, parts: tuple[Any, ...]) -> AgentEndEvent:
         loop = asyncio.get_running_loop()
@@ -117,14 +108,14 @@ class AcpSession:
         fatal = self._last_fatal
         if fatal is None:
             return AcpError(
-                -32603,
+                INTERNAL_ERROR,
                 f"The turn failed ({(end.data or {}).get('finishReason', 'unknown reason')}).",
             )
         data: dict[str, Any] = {"status": fatal.status, **(fatal.meta or {})}
         code = (
             MODEL_ERROR
             if fatal.status in ("RESOURCE_EXHAUSTED", "NOT_FOUND", "UNAVAILABLE")
-            else -32603
+            else INTERNAL_ERROR
         )
         if fatal.meta and fatal.meta.get("httpStatus"):
             code = MODEL_ERROR

@@ -230,9 +230,10 @@ def answer_initialize(line: bytes, output: Output) -> tuple[bool, dict[str, Any]
     try:
         result = initialize_result(params)
     except InitializeParamsError as exc:
-        output.send(
-            {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32602, "message": str(exc)}}
-        )
+        from acp_server.errors import INVALID_PARAMS
+
+        error = {"code": INVALID_PARAMS, "message": str(exc)}
+        output.send({"jsonrpc": "2.0", "id": message["id"], "error": error})
         return True, None
     output.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
     return True, params if isinstance(params, dict) else {}

@@ -17,6 +17,7 @@ from acp import schema
 
 from runtime.protocol import (
     AgentEndEvent,
+    AgentEndReason,
     AgentEvent,
     AgentStartEvent,
     CustomEvent,
@@ -44,6 +45,31 @@ PLAN_STATUS: dict[str, PlanStatus] = {
     "in_progress": "in_progress",
     "completed": "completed",
 }
+
+
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+
+
+def stop_reason(reason: AgentEndReason) -> StopReason:
+    """The ACP stop reason of a turn that ended for `reason` (not "failed": that is an error).
+
+    A time limit has no ACP reason of its own; `max_turn_requests` would tell the
+    editor that the model-request budget ran out, which is not what happened, so it
+    ends the turn (`end_turn`) after a message saying which limit stopped it.
+    """
+    match reason:
+        case "completed" | "elicitation" | "max_time" | "failed":
+            return "end_turn"
+        case "aborted":
+            return "cancelled"
+        case "max_turns":
+            return "max_turn_requests"
+        case "max_budget":
+            return "max_tokens"
+        case "refusal":
+            return "refusal"
+        case _:
+            assert_never(reason)
 
 
 def _text_block(text: str) -> schema.TextContentBlock:

@@ -68,7 +68,7 @@ def register(server: Any) -> None:
     Heavy imports are allowed here (not in `initialize_result`)."""
     from acp import schema
 
-    from acp_server.errors import AcpError, invalid_params
+    from acp_server.errors import from_runtime, invalid_params
     from runtime.config import resolve_auth
     from runtime.errors import AuthRequiredError
 
@@ -97,7 +97,7 @@ def register(server: Any) -> None:
         try:
             resolve_auth(server.options.env, api_key_override=key, prefer=prefer)
         except AuthRequiredError as exc:
-            raise AcpError(-32000, str(exc)) from exc
+            raise from_runtime(exc) from exc
         server.api_key_override = key
         server.auth_preference = prefer
         return {}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp import schema
 
-from acp_server.errors import AcpError, invalid_params
+from acp_server.errors import from_runtime, invalid_params
 from acp_server.host import AcpHost
 from acp_server.session import AcpSession
 from runtime.config import resolve_auth, resolve_config
@@ -75,7 +75,7 @@ def register(server: AcpServer) -> None:
                 prefer=server.auth_preference,  # type: ignore[arg-type]
             )
         except AuthRequiredError as exc:
-            raise AcpError(-32000, str(exc)) from exc
+            raise from_runtime(exc) from exc
         config = resolve_config(cwd, flags, env=server.options.env, home=server.options.home)
         session_id = uuid.uuid4().hex
         host = AcpHost(server.engine, session_id, server.client_capabilities)
