@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException
 
 from acp_server.errors import RESOURCE_NOT_FOUND
+from acp_server.updates import permission_params
 from runtime.host import (
     FallbackChoice,
     FallbackIntent,
@@ -46,36 +47,6 @@ def capabilities_from(client_caps: dict[str, Any] | None) -> HostCapabilities:
         terminal=bool(caps.get("terminal")),
         elicitation=bool(caps.get("elicitation")),
     )
-
-
-def permission_params(session_id: str, request: PermissionRequest) -> dict[str, Any]:
-    from acp_server.updates import tool_content
-
-    tool_call: dict[str, Any] = {
-        "toolCallId": request.tool_call_id,
-        "title": request.title,
-        "kind": request.kind,
-        "status": "pending",
-    }
-    if request.locations:
-        tool_call["locations"] = [
-            {"path": loc.path, **({"line": loc.line} if loc.line is not None else {})}
-            for loc in request.locations
-        ]
-    if request.raw_input is not None:
-        tool_call["rawInput"] = request.raw_input
-    if request.content:
-        tool_call["content"] = [
-            c.model_dump(mode="json", by_alias=True, exclude_none=True)
-            for c in tool_content(request.content)
-        ]
-    return {
-        "sessionId": session_id,
-        "toolCall": tool_call,
-        "options": [
-            {"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in request.options
-        ],
-    }
 
 
 class AcpTerminal(TerminalHandle):

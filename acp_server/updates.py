@@ -15,6 +15,7 @@ from typing import Any, Literal, assert_never
 
 from acp import schema
 
+from runtime.host import PermissionRequest
 from runtime.protocol import (
     AgentEndEvent,
     AgentEndReason,
@@ -70,6 +71,18 @@ def stop_reason(reason: AgentEndReason) -> StopReason:
             return "refusal"
         case _:
             assert_never(reason)
+
+
+def mode_update(mode: str) -> schema.CurrentModeUpdate:
+    """`current_mode_update`: the session's mode changed."""
+    return schema.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode)
+
+
+def config_update(options: list[dict[str, Any]]) -> schema.ConfigOptionUpdate:
+    """`config_option_update`: always the complete list of config options."""
+    return schema.ConfigOptionUpdate.model_validate(
+        {"sessionUpdate": "config_option_update", "configOptions": options}
+    )
 
 
 def _text_block(text: str) -> schema.TextContentBlock:
@@ -213,16 +226,8 @@ class UpdateMapper:
             )
         if event.config:
             if "mode" in event.config:
-                out.append(
-                    schema.CurrentModeUpdate(
-                        session_update="current_mode_update", current_mode_id=self._current_mode()
-                    )
-                )
-            out.append(
-                schema.ConfigOptionUpdate(
-                    session_update="config_option_update", config_options=self._config_options()
-                )
-            )
+                out.append(mode_update(self._current_mode()))
+            out.append(config_update(self._config_options()))
         return out
 
     def _custom(self, event: CustomEvent) -> list[Update]:
@@ -240,3 +245,32 @@ class UpdateMapper:
         if event.kind == "notice" and data.get("text"):
             return [self._chunk(str(data["text"]))]
         return []
+
+
+def permission_params(session_id: str, request: PermissionRequest) -> dict[str, Any]:
+    """`session/request_permission` params: the call as a pending `toolCall` and the options."""
+    tool_call: dict[str, Any] = {
+        "toolCallId": request.tool_call_id,
+        "title": request.title,
+        "kind": request.kind,
+        "status": "pending",
+    }
+    if request.locations:
+        tool_call["locations"] = [
+            {"path": loc.path, **({"line": loc.line} if loc.line is not None else {})}
+            for loc in request.locations
+        ]
+    if request.raw_input is not None:
+        tool_call["rawInput"] = request.raw_input
+    if request.content:
+        tool_call["content"] = [
+            c.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for c in tool_content(request.content)
+        ]
+    return {
+        "sessionId": session_id,
+        "toolCall": tool_call,
+        "options": [
+            {"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in request.options
+        ],
+    }

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 from acp import schema
 from pydantic import BaseModel, ConfigDict, Field
 
+from acp_server.updates import config_update, mode_update
+
 if TYPE_CHECKING:
     from acp_server.server import AcpServer
 
@@ -32,19 +34,8 @@ def register(server: AcpServer) -> None:
     def notify_changes(session_id: str, mode_changed: bool) -> None:
         session = server.session(session_id)
         if mode_changed:
-            session.send_update(
-                schema.CurrentModeUpdate(
-                    session_update="current_mode_update", current_mode_id=session.runtime.mode
-                )
-            )
-        session.send_update(
-            schema.ConfigOptionUpdate.model_validate(
-                {
-                    "sessionUpdate": "config_option_update",
-                    "configOptions": options.options(session.runtime),
-                }
-            )
-        )
+            session.send_update(mode_update(session.runtime.mode))
+        session.send_update(config_update(options.options(session.runtime)))
 
     async def set_mode(params: schema.SetSessionModeRequest) -> dict[str, Any]:
         session = server.session(params.session_id)
@@ -56,11 +47,7 @@ def register(server: AcpServer) -> None:
         session = server.session(params.session_id)
         options.set(session.runtime, params.config_id, params.value)
         if params.config_id == "mode":
-            session.send_update(
-                schema.CurrentModeUpdate(
-                    session_update="current_mode_update", current_mode_id=session.runtime.mode
-                )
-            )
+            session.send_update(mode_update(session.runtime.mode))
         return {"configOptions": options.options(session.runtime)}
 
     async def set_model(params: SetModelRequest) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from acp import schema
 
 from acp_server.errors import from_runtime, invalid_params
 from acp_server.host import AcpHost
+from acp_server.mcp import mcp_servers
 from acp_server.session import AcpSession
 from runtime.config import resolve_auth, resolve_config
 from runtime.errors import AuthRequiredError
@@ -19,7 +20,6 @@ logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from acp_server.server import AcpServer
-    from runtime.tools.mcp.config import McpServerConfig
 
 
 def _directory(raw: str, what: str) -> Path:
@@ -36,25 +36,6 @@ def _directory(raw: str, what: str) -> Path:
     if not usable:
         raise invalid_params(f"{what} does not exist or is not a directory: {shown}")
     return resolved
-
-
-def mcp_servers(entries: list[Any]) -> tuple[McpServerConfig, ...]:
-    """The session's MCP servers as runtime configs (stdio, http, sse; other kinds are skipped)."""
-    from runtime.tools.mcp.config import McpHttpServer, McpSseServer, McpStdioServer
-
-    configs: list[McpServerConfig] = []
-    for entry in entries:
-        if isinstance(entry, schema.McpServerStdio):
-            env = tuple((v.name, v.value) for v in entry.env or [])
-            configs.append(McpStdioServer(entry.name, entry.command, tuple(entry.args or []), env))
-        elif isinstance(entry, schema.HttpMcpServer | schema.SseMcpServer):
-            headers = tuple((h.name, h.value) for h in entry.headers or [])
-            kind = McpHttpServer if isinstance(entry, schema.HttpMcpServer) else McpSseServer
-            configs.append(kind(entry.name, entry.url, headers))
-        else:
-            what = type(entry).__name__
-            logger.warning("MCP server %r of kind %s is not supported", entry.name, what)
-    return tuple(configs)
 
 
 def register(server: AcpServer) -> None:

@@ -11,7 +11,7 @@ from acp import schema
 from mcp import types as mcp_types
 
 from acp_server.handlers.initialize import agent_capabilities
-from acp_server.handlers.sessions import mcp_servers
+from acp_server.mcp import mcp_servers
 from runtime.host import HeadlessHost
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
