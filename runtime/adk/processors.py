@@ -23,8 +23,8 @@ from google.adk.flows.llm_flows._base_llm_processor import BaseLlmRequestProcess
 from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 
-from runtime.adk.resilience import ModelState
 from runtime.models.routing import RoutingContext, apply_model_selection, route_with_sequence
+from runtime.models.state import ModelState
 from runtime.services.masking import MaskResult, ToolOutputMaskingService
 
 logger = logging.getLogger(__name__)

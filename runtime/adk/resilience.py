@@ -1,8 +1,6 @@
 """The model side of one session: routing state, availability, and the retry + fallback loop.
 
-`ModelState` holds what the design keeps on Config: the user's model choice
-(may be `auto`), the ModelAvailabilityService, the sequence-sticky model, the
-router, and the model the current request is routed to. `GcliResilience` is
+`ModelState` (runtime.models.state) holds what the design keeps on Config; `GcliResilience` is
 the retry loop that `GcliAgentModel` runs every model call through
 (design: "429 fallback"): the call is retried with backoff; on a persistent
 quota error `handle_fallback` decides (silently, or by asking the editor through
@@ -22,7 +20,6 @@ import asyncio
 import logging
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk.models.llm_request import LlmRequest
@@ -30,17 +27,15 @@ from google.adk.models.llm_response import LlmResponse
 
 from runtime.adk.model import Attempt, ModelResilience, notice_response
 from runtime.errors import ModelError
-from runtime.host import FallbackChoice, FallbackIntent
-from runtime.models.availability import ModelAvailabilityService
 from runtime.models.fallback import FallbackDecision, persistent_quota_handler
-from runtime.models.policy_catalog import is_auto_model, resolve_model
+from runtime.models.policy_catalog import resolve_model
 from runtime.models.retry import (
     MID_STREAM_RETRY,
     RetryNotice,
     is_retryable_error,
     retry_with_backoff,
 )
-from runtime.models.routing import ModelRouterService, SequenceModel
+from runtime.models.state import ModelState
 
 logger = logging.getLogger(__name__)
 
@@ -52,55 +47,6 @@ def _delay_scale() -> float:
         return max(0.0, float(os.environ.get(DELAY_SCALE_ENV, "1")))
     except ValueError:
         return 1.0
-
-
-@dataclass
-class ModelState:
-    """One session's model facts. `choice` is what the user picked (maybe `auto`)."""
-
-    choice: str
-    availability: ModelAvailabilityService = field(default_factory=ModelAvailabilityService)
-    sequence: SequenceModel = field(default_factory=SequenceModel)
-    router: ModelRouterService | None = None
-    mode: Callable[[], str] = lambda: "default"
-    max_attempts: int | None = None
-    on_choice_changed: Callable[[str], None] | None = None
-    on_model_announced: Callable[[str], None] | None = None
-    notice: Callable[[str], None] | None = None
-    ask: Callable[[FallbackChoice], Awaitable[FallbackIntent]] | None = None
-    abort_event: Callable[[], asyncio.Event | None] = lambda: None
-    switched_once: set[str] = field(default_factory=set)
-    """Models the user switched away from "for this request" (retry_once): healthy again
-    at the next prompt, so that prompt goes back to the session's model."""
-
-    def __post_init__(self) -> None:
-        if self.router is None:
-            self.router = ModelRouterService.standard(availability=self.availability)
-
-    @property
-    def auto_routing(self) -> bool:
-        return is_auto_model(self.choice)
-
-    @property
-    def default_model(self) -> str:
-        """The concrete model when nothing has been routed yet."""
-        return self.sequence.get() or resolve_model(self.choice)
-
-    def new_prompt(self) -> None:
-        self.availability.reset_turn()
-        for model in self.switched_once:
-            self.availability.mark_healthy(model)
-        self.switched_once.clear()
-        self.sequence.on_new_prompt()
-
-    def choose(self, model: str) -> None:
-        """The user (or a retry_always fallback) changed the session's model."""
-        self.choice = model
-        self.availability.reset()
-        self.sequence.on_model_change()
-
-    def mode_changed(self, old: str, new: str) -> None:
-        self.sequence.on_mode_change(old, new)
 
 
 class GcliResilience(ModelResilience):

@@ -1,0 +1,67 @@
+"""ModelState: one session's model facts (what the design keeps on Config).
+
+The user's model choice (may be `auto`), the ModelAvailabilityService, the
+sequence-sticky model, the router, and the callbacks through which the retry +
+fallback loop (`runtime.adk.resilience`) reaches the user: notices, the
+fallback question, model announcements.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from runtime.host import FallbackChoice, FallbackIntent
+from runtime.models.availability import ModelAvailabilityService
+from runtime.models.policy_catalog import is_auto_model, resolve_model
+from runtime.models.routing import ModelRouterService, SequenceModel
+
+
+@dataclass
+class ModelState:
+    """One session's model facts. `choice` is what the user picked (maybe `auto`)."""
+
+    choice: str
+    availability: ModelAvailabilityService = field(default_factory=ModelAvailabilityService)
+    sequence: SequenceModel = field(default_factory=SequenceModel)
+    router: ModelRouterService | None = None
+    mode: Callable[[], str] = lambda: "default"
+    max_attempts: int | None = None
+    on_choice_changed: Callable[[str], None] | None = None
+    on_model_announced: Callable[[str], None] | None = None
+    notice: Callable[[str], None] | None = None
+    ask: Callable[[FallbackChoice], Awaitable[FallbackIntent]] | None = None
+    abort_event: Callable[[], asyncio.Event | None] = lambda: None
+    switched_once: set[str] = field(default_factory=set)
+    """Models the user switched away from "for this request" (retry_once): healthy again
+    at the next prompt, so that prompt goes back to the session's model."""
+
+    def __post_init__(self) -> None:
+        if self.router is None:
+            self.router = ModelRouterService.standard(availability=self.availability)
+
+    @property
+    def auto_routing(self) -> bool:
+        return is_auto_model(self.choice)
+
+    @property
+    def default_model(self) -> str:
+        """The concrete model when nothing has been routed yet."""
+        return self.sequence.get() or resolve_model(self.choice)
+
+    def new_prompt(self) -> None:
+        self.availability.reset_turn()
+        for model in self.switched_once:
+            self.availability.mark_healthy(model)
+        self.switched_once.clear()
+        self.sequence.on_new_prompt()
+
+    def choose(self, model: str) -> None:
+        """The user (or a retry_always fallback) changed the session's model."""
+        self.choice = model
+        self.availability.reset()
+        self.sequence.on_model_change()
+
+    def mode_changed(self, old: str, new: str) -> None:
+        self.sequence.on_mode_change(old, new)
