@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from runtime.config import AuthConfig, RuntimeConfig
 from runtime.host import Host
 from runtime.models.content_generator import ContentGenerator
-from runtime.protocol import AgentEvent, AgentSend, SendResult, Subscriber, Unsubscribe
+from runtime.protocol import (
+    AgentEvent,
+    AgentSend,
+    SendResult,
+    Subscriber,
+    Unsubscribe,
+    UpdateSend,
+)
 from runtime.tools.mcp.config import McpServerConfig
 from runtime.tools.policy.modes import ApprovalMode, parse_mode
 
@@ -379,6 +386,14 @@ class AgentSession:
     # ------------------------------------------------------------ AgentProtocol
 
     async def send(self, payload: AgentSend) -> SendResult:
+        """A message starts a stream; an update changes the session (model, mode,
+        title) and is confirmed by a `session_update` event."""
+        if isinstance(payload, UpdateSend):
+            if payload.model:
+                self.choose_model(payload.model)
+            mode = (payload.config or {}).get("mode")
+            if mode is not None:
+                self.set_mode(parse_mode(mode))
         return await self.protocol.send(payload)
 
     def subscribe(self, callback: Subscriber) -> Unsubscribe:

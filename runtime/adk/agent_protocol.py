@@ -160,6 +160,8 @@ class AdkAgentProtocol(AgentProtocol):
 
     async def send(self, payload: AgentSend) -> SendResult:
         if not isinstance(payload, MessageSend):
+            if payload.title:
+                self._titled = True  # a title the user set is not replaced by the first prompt's
             stream_id = self._stream_id or uuid.uuid4().hex
             self._emit(
                 SessionUpdateEvent(

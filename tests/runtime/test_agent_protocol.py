@@ -144,3 +144,19 @@ async def test_abort_while_waiting_or_streaming_ends_aborted_and_next_prompt_wor
     hang.release()
     await session.close()
     await gen.aclose()
+
+
+async def test_an_update_changes_the_session_and_is_confirmed(tmp_path: Path) -> None:
+
+    gen = FakeContentGenerator([_line("hello")])
+    session, events = await _session(tmp_path, gen)
+    try:
+        await session.send(
+            UpdateSend(model="gemini-2.5-flash", config={"mode": "plan"}, title="Mine")
+        )
+        assert session.model_choice == "gemini-2.5-flash" and session.mode == "plan"
+        (update,) = [e for e in events if e.type == "session_update"]
+        assert update.model == "gemini-2.5-flash" and update.title == "Mine"
+        assert update.config == {"mode": "plan"}
+    finally:
+        await session.close()
