@@ -9,8 +9,9 @@ Start-up order matters to editors, which wait on `initialize`:
    so a first prompt sent a second later does not pay for them;
 5. serve everything else through pygls until stdin closes, then close every
    session (killing their commands) and exit within a second.
-Nothing but ACP messages is written to stdout: `sys.stdout` is pointed at
-stderr so a stray print cannot corrupt the stream.
+Nothing but ACP messages is written to stdout: the protocol writes to a private
+duplicate of fd 1, and fd 1 and `sys.stdout` point at stderr, so a stray print, a
+library writing from C or a child process cannot corrupt the stream.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from acp_server.stdio import Output, StdinReader, Trace, answer_initialize
 TYPE_CHECKING = False  # argparse, logging and typing load after the first answer
 if TYPE_CHECKING:
     import argparse
-    from typing import Any, NoReturn
+    from typing import IO, Any, NoReturn
 
 TRACE_ENV = "ADK_ACP_TRACE_FILE"
 EXIT_GRACE_S = 0.8
@@ -87,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="append a JSONL trace of all protocol traffic, API keys redacted "
         f"(or set {TRACE_ENV})",
+    )
+    parser.add_argument(
+        "--login",
+        action="store_true",
+        help="ask for a Gemini API key in the terminal and save it for later sessions, then exit",
     )
     parser.add_argument("--experimental-acp", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--version", action="version", version=f"adk-acp {__version__}")
@@ -167,16 +173,54 @@ def _exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
+def _claim_stdout() -> IO[bytes]:
+    """Keep the real stdout for protocol messages only.
+
+    The protocol gets a private duplicate of file descriptor 1; fd 1 itself (what a
+    library writing from C, or a child process, sees) and `sys.stdout` point at
+    stderr from here on, so nothing but ACP can ever reach the client."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)  # not inherited by child processes
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(protocol_fd, "wb")
+
+
+def _login() -> int:
+    """`adk-acp --login` (the registry's terminal auth): ask for a Gemini API key and save
+    it outside every workspace, owner-only; later sessions use it when the environment
+    has no key."""
+    import getpass
+
+    from runtime.credentials import save_api_key
+
+    prompt = "Gemini API key (from https://aistudio.google.com/apikey): "
+    if sys.stdin.isatty():
+        key = getpass.getpass(prompt)
+    else:
+        sys.stderr.write(prompt)
+        sys.stderr.flush()
+        key = sys.stdin.readline()
+    key = key.strip()
+    if not key:
+        sys.stderr.write("No key given; nothing saved.\n")
+        return 1
+    path = save_api_key(os.environ, key)
+    sys.stderr.write(f"Saved. adk-acp will use this key; it is stored in {path}.\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--login" in argv:
+        return _login()
     from runtime.adk.compat import use_httpx_for_genai
 
     use_httpx_for_genai()
     if any(flag in argv for flag in _EXITING_FLAGS):
         build_parser().parse_args(argv)  # prints and exits
-    output = Output(sys.stdout.buffer)
+    output = Output(_claim_stdout())
     stdin = sys.stdin.buffer
-    sys.stdout = sys.stderr  # stdout carries ACP only; stray prints go to stderr
 
     reader = StdinReader(stdin)
     reader.start()

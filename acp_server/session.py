@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-
 class AcpSession:
     """An ACP session around one runtime `AgentSession`."""
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from runtime.credentials import saved_api_key
 from runtime.errors import AuthRequiredError, ConfigError
 from runtime.tools.policy.modes import ApprovalMode, is_mode
 
@@ -236,10 +237,16 @@ def resolve_auth(
             location=location,
             base_url=env.get("GOOGLE_VERTEX_BASE_URL"),
         )
-    api_key = api_key_override or env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY")
+    api_key = (
+        api_key_override
+        or env.get("GEMINI_API_KEY")
+        or env.get("GOOGLE_API_KEY")
+        or saved_api_key(env)
+    )
     if not api_key:
         raise AuthRequiredError(
-            "Authentication required: set GEMINI_API_KEY (get a key at "
+            "Authentication required: sign in with `adk-acp --login` (the editor's "
+            '"Log in in terminal"), or set GEMINI_API_KEY (get a key at '
             "https://aistudio.google.com/apikey), or set GOOGLE_GENAI_USE_VERTEXAI=true with "
             "GOOGLE_CLOUD_PROJECT for Vertex AI, then authenticate again."
         )

@@ -31,6 +31,29 @@ AUTH_METHODS: list[dict[str, Any]] = [
 ]
 
 
+LOGIN_METHOD: dict[str, Any] = {
+    "id": "login",
+    "name": "Log in in terminal",
+    "description": "Paste a Gemini API key once (adk-acp --login); it is saved for later "
+    "sessions in an owner-only file outside the workspace.",
+    "type": "terminal",
+    "args": ["--login"],
+    "env": {},
+}
+"""The registry's terminal auth: offered when the client says it can run it."""
+
+
+def _offers_terminal_auth(caps: dict[str, Any] | None) -> bool:
+    if not caps:
+        return False
+    auth = caps.get("auth")
+    meta = caps.get("_meta")
+    return bool(
+        (isinstance(auth, dict) and auth.get("terminal") is True)
+        or (isinstance(meta, dict) and meta.get("terminal-auth") is True)
+    )
+
+
 class InitializeParamsError(ValueError):
     """The initialize params are unusable (answered with -32602)."""
 
@@ -57,7 +80,7 @@ def initialize_result(params: Any) -> dict[str, Any]:
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": agent_capabilities(),
-        "authMethods": AUTH_METHODS,
+        "authMethods": [*AUTH_METHODS, *([LOGIN_METHOD] if _offers_terminal_auth(caps) else [])],
         "agentInfo": {"name": "adk-acp", "title": "ADK ACP agent (Gemini)", "version": __version__},
     }
 
