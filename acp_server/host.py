@@ -8,6 +8,8 @@ error whose message says the file does not exist raises FileNotFoundError.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
     from acp_server.transport import JsonRpcEngine
 
 logger = logging.getLogger(__name__)
+
+ABANDONED_TERMINAL_WAIT_S = 5.0
+"""How long a cancelled call waits for the editor's terminal id, to stop that terminal."""
 
 _NOT_FOUND_WORDS = ("not found", "no such file", "does not exist", "enoent")
 
@@ -89,6 +94,7 @@ class AcpHost(Host):
         self.engine = engine
         self.session_id = session_id
         self.capabilities = capabilities_from(client_caps)
+        self._cleanups: set[asyncio.Task[None]] = set()
 
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
         result = await self.engine.request(
@@ -150,8 +156,37 @@ class AcpHost(Host):
             params["cwd"] = str(request.cwd)
         if request.output_byte_limit is not None:
             params["outputByteLimit"] = request.output_byte_limit
-        result = await self.engine.request("terminal/create", params)
+        created = asyncio.ensure_future(self.engine.request("terminal/create", params))
+        try:
+            result = await asyncio.shield(created)
+        except asyncio.CancelledError:
+            # Its own task, so a second cancel of this call cannot stop the cleanup;
+            # waited for briefly, so it usually ends before the turn answers `cancelled`.
+            cleanup = asyncio.get_running_loop().create_task(self._discard_abandoned(created))
+            self._cleanups.add(cleanup)
+            cleanup.add_done_callback(self._cleanups.discard)
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(asyncio.shield(cleanup), ABANDONED_TERMINAL_WAIT_S)
+            raise
         return AcpTerminal(self, str((result or {})["terminalId"]))
+
+    async def _discard_abandoned(self, created: asyncio.Future[Any]) -> None:
+        """A cancel came while the editor was creating a terminal: once it answers, kill
+        and release that terminal, so no command runs on that nobody waits for."""
+        try:
+            result = await asyncio.wait_for(asyncio.shield(created), ABANDONED_TERMINAL_WAIT_S)
+        except TimeoutError:
+            logger.info("terminal/create still unanswered after a cancel; it is left to the editor")
+            return
+        except (JsonRpcException, OSError) as exc:
+            logger.info("terminal/create failed after a cancel: %s", exc)
+            return
+        terminal = AcpTerminal(self, str((result or {})["terminalId"]))
+        for step in (terminal.kill, terminal.release):
+            try:
+                await step()
+            except JsonRpcException as exc:
+                logger.info("could not stop abandoned terminal %s: %s", terminal.terminal_id, exc)
 
     async def choose_fallback(self, choice: FallbackChoice) -> FallbackIntent:
         from acp_server.fallback import ask_fallback

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.acp_client import AGENT_COMMAND, AcpError, AcpTestClient
+from tests.e2e.acp_client import AGENT_COMMAND, AcpError, AcpTestClient, LocalTerminals
 from tests.e2e.spine import MakeAgent, agent_env, dirs, start_session
 from tests.e2e.tools_harness import EDITOR, wait_until
 from tests.e2e.tools_harness import start_agent as start_tools_agent
@@ -140,3 +140,39 @@ async def test_closing_stdin_right_after_initialize_exits_at_once(tmp_path: Path
         assert json.loads(out.splitlines()[0])["id"] == 1
         # it took 2.0-4.5 s while the server modules loaded; the README promises 1 s
         assert elapsed < 1.5, f"exit took {elapsed:.2f} s"
+
+
+async def test_a_cancel_while_the_editor_creates_a_terminal_stops_that_terminal(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    marker = tmp_path / "started"
+    fake_gemini.add(
+        function_call_response("run_shell_command", {"command": f"touch {marker}; sleep 60"})
+    )
+    asked, answer = asyncio.Event(), asyncio.Event()
+    original = LocalTerminals.create
+
+    async def slow_create(self: LocalTerminals, params: dict[str, object]) -> dict[str, object]:
+        asked.set()
+        await answer.wait()  # the editor answers only after the cancel
+        return await original(self, params)
+
+    monkeypatch.setattr(LocalTerminals, "create", slow_create)
+    agent = await start_tools_agent(
+        make_agent, tmp_path, fake_gemini, EDITOR, args=["--approval-mode", "yolo"]
+    )
+    client = agent.client
+    pending = client.start_prompt(agent.session_id, "run it")
+    await asyncio.wait_for(asked.wait(), 20)
+    await client.cancel(agent.session_id)
+    await asyncio.sleep(0.3)
+    answer.set()
+    assert await pending.result(20) == {"stopReason": "cancelled"}
+    await wait_until(marker.exists, 10, "the command to start")
+    (terminal,) = client.terminals.created
+    # the agent learned the terminal's id after the cancel, and still stopped it
+    await wait_until(lambda: terminal.process.returncode is not None, 10, "the terminal killed")
+    assert [name for name, _ in client.terminals.calls][-2:] == ["kill", "release"]
