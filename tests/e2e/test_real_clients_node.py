@@ -11,29 +11,14 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.e2e.acp_client import CLEARED_ENV
+from tests.e2e.model_script import call, text
 from tests.e2e.node_clients import node_clients
 
 pytestmark = pytest.mark.e2e
-
-
-def _call(name: str, args: dict[str, Any]) -> str:
-    part = {"functionCall": {"name": name, "args": args}}
-    chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}}]}
-    return json.dumps({"method": "generateContentStream", "response": [chunk]})
-
-
-def _text(text: str) -> str:
-    chunk = {
-        "candidates": [
-            {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
-        ]
-    }
-    return json.dumps({"method": "generateContentStream", "response": [chunk]})
 
 
 def _setting(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
@@ -48,22 +33,22 @@ def _setting(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 def test_the_official_typescript_client(tmp_path: Path) -> None:
     clients = node_clients()
     _, workspace, env = _setting(tmp_path)
-    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "a.txt").writetext("alpha\n")
     script = tmp_path / "model.jsonl"
     edit = {"file_path": "a.txt", "instruction": "b", "old_string": "alpha", "new_string": "beta"}
-    script.write_text(
+    script.writetext(
         "\n".join(
             [
-                _call("read_file", {"file_path": "a.txt"}),
-                _text("read it"),
-                _call("write_file", {"file_path": "new.txt", "content": "fresh\n"}),
-                _text("created"),
-                _call("replace", edit),
-                _text("edited"),
-                _call("run_shell_command", {"command": "echo from-ts-terminal"}),
-                _text("ran"),
-                _call("run_shell_command", {"command": "sleep 60"}),
-                _text("never"),
+                call("read_file", {"file_path": "a.txt"}),
+                text("read it"),
+                call("write_file", {"file_path": "new.txt", "content": "fresh\n"}),
+                text("created"),
+                call("replace", edit),
+                text("edited"),
+                call("run_shell_command", {"command": "echo from-ts-terminal"}),
+                text("ran"),
+                call("run_shell_command", {"command": "sleep 60"}),
+                text("never"),
             ]
         )
         + "\n"
@@ -85,7 +70,7 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
         check=True,
         stdin=subprocess.DEVNULL,
     )
-    report = json.loads(report_path.read_text())
+    report = json.loads(report_path.readtext())
     assert report.get("error") is None, report.get("error")
     assert report["invalid"] == []  # every message, both ways, valid against the schema
     assert report["lines"]["agent"] > 10 and report["lines"]["client"] > 5
@@ -94,8 +79,8 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
     assert report["texts"][:4] == ["read it", "created", "edited", "ran"]
     new_diff = report["permissions"][0]["toolCall"]["content"][0]
     assert new_diff["type"] == "diff" and new_diff.get("oldText") is None
-    assert (workspace / "new.txt").read_text() == "fresh\n"
-    assert (workspace / "a.txt").read_text() == "beta\n"
+    assert (workspace / "new.txt").readtext() == "fresh\n"
+    assert (workspace / "a.txt").readtext() == "beta\n"
     assert report["reads"] == [str(workspace / "a.txt")] * 2  # the read tool, then the edit
     assert report["writes"] == [str(workspace / "new.txt"), str(workspace / "a.txt")]
     assert report["terminalsLeft"] == 0  # the cancelled command was killed
@@ -104,14 +89,14 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
 def test_acpx_creates_a_file_and_reads_one(tmp_path: Path) -> None:
     clients = node_clients()
     _, workspace, env = _setting(tmp_path)
-    (workspace / "notes.txt").write_text("remember the milk\n")
+    (workspace / "notes.txt").writetext("remember the milk\n")
     script = tmp_path / "model.jsonl"
-    script.write_text(
+    script.writetext(
         "\n".join(
             [
-                _call("read_file", {"file_path": "notes.txt"}),
-                _call("write_file", {"file_path": "todo.txt", "content": "buy milk\n"}),
-                _text("All done."),
+                call("read_file", {"file_path": "notes.txt"}),
+                call("write_file", {"file_path": "todo.txt", "content": "buy milk\n"}),
+                text("All done."),
             ]
         )
         + "\n"
@@ -139,7 +124,7 @@ def test_acpx_creates_a_file_and_reads_one(tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    assert (workspace / "todo.txt").read_text() == "buy milk\n"
+    assert (workspace / "todo.txt").readtext() == "buy milk\n"
     messages = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     wire = json.dumps(messages)
     assert "All done." in wire and "remember the milk" in wire

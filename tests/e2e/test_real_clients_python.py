@@ -12,7 +12,6 @@ validates what the client sends.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from pathlib import Path
@@ -23,23 +22,9 @@ from acp import schema
 from acp.stdio import spawn_agent_process
 
 from tests.e2e.acp_client import CLEARED_ENV
+from tests.e2e.model_script import call, text
 
 pytestmark = pytest.mark.e2e
-
-
-def _call(name: str, args: dict[str, Any]) -> str:
-    part = {"functionCall": {"name": name, "args": args}}
-    chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}}]}
-    return json.dumps({"method": "generateContentStream", "response": [chunk]})
-
-
-def _text(text: str) -> str:
-    chunk = {
-        "candidates": [
-            {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
-        ]
-    }
-    return json.dumps({"method": "generateContentStream", "response": [chunk]})
 
 
 class SdkClient:
@@ -79,13 +64,13 @@ class SdkClient:
         **kwargs: Any,
     ) -> schema.ReadTextFileResponse:
         self.reads.append(path)
-        return schema.ReadTextFileResponse(content=Path(path).read_text())  # ENOENT → -32603
+        return schema.ReadTextFileResponse(content=Path(path).readtext())  # ENOENT → -32603
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> None:
         self.writes.append(path)
-        Path(path).write_text(content)
+        Path(path).writetext(content)
 
     async def create_terminal(
         self,
@@ -167,16 +152,16 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
     home, workspace = tmp_path / "home", (tmp_path / "ws").resolve()
     home.mkdir()
     workspace.mkdir()
-    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "a.txt").writetext("alpha\n")
     script = tmp_path / "model.jsonl"
-    script.write_text(
+    script.writetext(
         "\n".join(
             [
-                _call("read_file", {"file_path": "a.txt"}),
-                _text("read it"),
-                _call("write_file", {"file_path": "new.txt", "content": "fresh\n"}),
-                _text("created"),
-                _call(
+                call("read_file", {"file_path": "a.txt"}),
+                text("read it"),
+                call("write_file", {"file_path": "new.txt", "content": "fresh\n"}),
+                text("created"),
+                call(
                     "replace",
                     {
                         "file_path": "a.txt",
@@ -185,11 +170,11 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
                         "new_string": "beta",
                     },
                 ),
-                _text("edited"),
-                _call("run_shell_command", {"command": "echo from-the-terminal"}),
-                _text("ran"),
-                _call("run_shell_command", {"command": "sleep 60"}),
-                _text("never"),
+                text("edited"),
+                call("run_shell_command", {"command": "echo from-the-terminal"}),
+                text("ran"),
+                call("run_shell_command", {"command": "sleep 60"}),
+                text("never"),
             ]
         )
         + "\n"
@@ -231,11 +216,11 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
         assert isinstance(diff, schema.FileEditToolCallContent)
         assert diff.path == str(workspace / "new.txt") and diff.old_text is None
         assert diff.new_text == "fresh\n"
-        assert (workspace / "new.txt").read_text() == "fresh\n"
+        assert (workspace / "new.txt").readtext() == "fresh\n"
         assert client.reads == [str(workspace / "a.txt")]  # never asked for the missing file
 
         assert await prompt("edit a.txt") == "end_turn"
-        assert (workspace / "a.txt").read_text() == "beta\n"
+        assert (workspace / "a.txt").readtext() == "beta\n"
         assert client.writes == [str(workspace / "new.txt"), str(workspace / "a.txt")]
 
         assert await prompt("run a command") == "end_turn"

@@ -1,0 +1,280 @@
+"""The build steps of the session factory (design: session factory).
+
+Each `build_*` function takes what it needs and returns one part of a session;
+`runtime.session.assemble_session` runs them in order. The parts built before the
+protocol reach it through the `SessionLink`, attached once the session exists:
+the one route for notices, stops and config changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runtime.models.content_generator import ContentGenerator
+from runtime.tools.policy.modes import ApprovalMode, parse_mode
+
+if TYPE_CHECKING:
+    from runtime.adk.agent_protocol import AdkAgentProtocol, StopRequest
+    from runtime.adk.stream_control import StreamControl
+    from runtime.models.state import ModelState
+    from runtime.services.loop_detection import LoopVerdict
+    from runtime.session import AgentSession, SessionSpec
+    from runtime.tools.base import GcliTool
+    from runtime.tools.mcp.toolset import GcliMcpToolset
+    from runtime.tools.policy.engine import PolicyEngine
+    from runtime.tools.scheduling.scheduler import Scheduler
+
+logger = logging.getLogger(__name__)
+
+
+class SessionLink:
+    """What the parts built before the protocol call it through (design: the one route
+    for notices). Attached to the session once the protocol exists; calling it
+    before is a programming error and says so."""
+
+    def __init__(self) -> None:
+        self._session: AgentSession | None = None
+
+    def attach(self, session: AgentSession) -> None:
+        self._session = session
+
+    @property
+    def session(self) -> AgentSession:
+        if self._session is None:
+            raise RuntimeError("the session is still being built")
+        return self._session
+
+    @property
+    def protocol(self) -> AdkAgentProtocol:
+        return self.session.protocol
+
+    def mode(self) -> ApprovalMode:
+        return self.session.mode
+
+    def notice(self, text: str) -> None:
+        """The one route for a notice to the user."""
+        self.protocol.notice(text)
+
+    def config_changed(self, config: dict[str, Any]) -> None:
+        self.protocol.config_changed(config)
+
+    def announce_model(self, model: str) -> None:
+        self.protocol.announce_model_change(model)
+
+    def request_stop(self, stop: StopRequest) -> None:
+        self.protocol.request_stop(stop)
+
+    def abort_event(self) -> asyncio.Event | None:
+        return self._session.protocol.abort_event if self._session is not None else None
+
+    def engine_changed_mode(self, mode: str) -> None:
+        """The engine switched mode itself ("Allow for this session" on an edit)."""
+        chosen = parse_mode(mode)
+        self.session.set_mode(chosen)
+        self.config_changed({"mode": chosen})
+
+
+# ---------------------------------------------------------------- build steps
+
+
+def build_model_state(
+    spec: SessionSpec, generator: ContentGenerator, link: SessionLink
+) -> ModelState:
+    """Model choice, availability and routing (`auto` is routed by the classifier)."""
+    from runtime.models.availability import ModelAvailabilityService
+    from runtime.models.classifier import ClassifierStrategy
+    from runtime.models.routing import ModelRouterService
+    from runtime.models.state import ModelState
+
+    availability = ModelAvailabilityService()
+    return ModelState(
+        choice=spec.config.model,
+        availability=availability,
+        router=ModelRouterService.standard(
+            availability=availability, classifier=ClassifierStrategy(generator)
+        ),
+        mode=link.mode,
+        ask=spec.host.choose_fallback,
+        notice=link.notice,
+        on_choice_changed=lambda model: link.config_changed({"model": model}),
+        on_model_announced=link.announce_model,
+        abort_event=link.abort_event,
+    )
+
+
+def build_model(models: ModelState, generator: ContentGenerator, control: StreamControl) -> Any:
+    """The GcliAgentModel: every model call through the retry + fallback loop."""
+    from runtime.adk.model import GcliAgentModel
+    from runtime.adk.resilience import GcliResilience
+
+    return GcliAgentModel(
+        model=models.default_model,
+        generator=generator,
+        resilience=GcliResilience(models),
+        control=control,
+    )
+
+
+@dataclass(frozen=True)
+class SchedulerParts:
+    scheduler: Scheduler
+    tools: dict[str, GcliTool]
+    policy: PolicyEngine
+
+
+def build_scheduler(
+    spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink
+) -> SchedulerParts:
+    """The design's scheduler: catalog, policy, hooks, editor-routed I/O."""
+    from runtime.adk.agent_protocol import StopRequest
+    from runtime.adk.tools import ProtocolToolEventSink
+    from runtime.host import HeadlessHost
+    from runtime.services.secrets import allowlist_from
+    from runtime.tools.base import ToolEnv
+    from runtime.tools.catalog import build_catalog
+    from runtime.tools.io.commands import CommandRunner
+    from runtime.tools.io.files import FileAccess
+    from runtime.tools.policy.engine import PolicyEngine
+    from runtime.tools.scheduling.hooks import CommandToolHooks, NoToolHooks, ToolHooks
+    from runtime.tools.scheduling.scheduler import Scheduler
+
+    config = spec.config
+    allowlist = allowlist_from(config.settings)
+    env = ToolEnv(
+        roots=roots,
+        host=spec.host,
+        session_id=spec.session_id,
+        temp_dir=config.temp_dir,
+        files=FileAccess(spec.host),
+        commands=CommandRunner(spec.host, env_allowlist=allowlist),
+    )
+    policy = PolicyEngine(
+        workspace_root=config.workspace, user_home=config.home, plans_dir=config.temp_dir / "plans"
+    )
+    for problem in policy.load_errors:
+        logger.warning("policy file problem: %s", problem)
+    settings_hooks = config.settings.get("hooks")
+    hooks_config = config.settings.get("hooksConfig") or {}
+    hooks: ToolHooks = NoToolHooks()
+    if isinstance(settings_hooks, dict) and settings_hooks and hooks_config.get("enabled", True):
+        hooks = CommandToolHooks(
+            settings_hooks,
+            project_dir=config.workspace,
+            cwd=config.workspace,
+            session_id=spec.session_id,
+            disabled=tuple(hooks_config.get("disabled") or ()),
+            env_allowlist=allowlist,
+        )
+    tools = build_catalog()
+    scheduler = Scheduler(
+        tools=tools,
+        env=env,
+        policy=policy,
+        mode_getter=link.mode,
+        on_mode_change=link.engine_changed_mode,
+        on_cancel=lambda: link.request_stop(StopRequest(reason="aborted")),
+        events=ProtocolToolEventSink(lambda build: link.protocol.emit_external(build)),
+        hooks=hooks,
+        notify=link.notice,
+        interactive=not isinstance(spec.host, HeadlessHost),
+    )
+    return SchedulerParts(scheduler=scheduler, tools=dict(tools), policy=policy)
+
+
+def build_mcp(spec: SessionSpec, scheduler: Scheduler, link: SessionLink) -> GcliMcpToolset | None:
+    """The client's MCP servers as an ADK toolset (None without any); started by `start()`."""
+    if not spec.mcp_servers:
+        return None
+    from runtime.tools.mcp.client import McpServers
+    from runtime.tools.mcp.toolset import GcliMcpToolset
+
+    servers = McpServers(spec.mcp_servers, cwd=spec.config.workspace)
+    return GcliMcpToolset(servers, scheduler=lambda: scheduler, notice=link.notice)
+
+
+def build_plugins(spec: SessionSpec, control: StreamControl, link: SessionLink) -> list[Any]:
+    """The guards of the session's kind: loop detection (main sessions) and the limits."""
+    from runtime.adk.agent_protocol import StopRequest
+    from runtime.adk.plugins.limits import (
+        LimitReached,
+        MaxTimeAdkPlugin,
+        MaxTurnsAdkPlugin,
+        TokenLimitAdkPlugin,
+    )
+    from runtime.adk.plugins.loop_detection import LoopDetectionAdkPlugin
+    from runtime.services.loop_detection import LoopDetectionService
+
+    def on_limit(limit: LimitReached) -> None:
+        stop = StopRequest(reason=limit.reason, message=limit.message, code=limit.code)  # type: ignore[arg-type]
+        link.request_stop(stop)
+
+    def on_loop(verdict: LoopVerdict) -> None:
+        message = (
+            f"Stopped: a loop was detected ({verdict.detail}). "
+            "Rephrase the request or break the task into smaller steps."
+        )
+        link.request_stop(StopRequest(reason="completed", message=message, code="LOOP_DETECTED"))
+
+    def on_nudge(verdict: LoopVerdict) -> None:
+        link.notice(
+            f"A possible loop was detected ({verdict.detail}); "
+            "the model was asked to step back and check its progress."
+        )
+
+    plugins: list[Any] = []
+    if spec.kind == "main":
+        detector = LoopDetectionService()
+        plugins.append(
+            LoopDetectionAdkPlugin(detector, on_loop, control=control, on_nudge=on_nudge)
+        )
+    limits = spec.config.limits
+    if limits.max_turns:
+        plugins.append(MaxTurnsAdkPlugin(limits.max_turns, on_limit))
+    if limits.max_tokens:
+        plugins.append(TokenLimitAdkPlugin(limits.max_tokens, on_limit))
+    if limits.max_time_s:
+        plugins.append(MaxTimeAdkPlugin(limits.max_time_s, on_limit))
+    return plugins
+
+
+def build_agent(
+    spec: SessionSpec,
+    model: Any,
+    models: ModelState,
+    parts: SchedulerParts,
+    mcp: GcliMcpToolset | None,
+) -> Any:
+    """The LlmAgent with the system prompt, the tools (through the scheduler) and the
+    ordered request processors (masking, then routing, after `contents`)."""
+    from runtime.adk.agent import GcliLlmAgent
+    from runtime.adk.processors import gcli_processors
+    from runtime.adk.tools import to_adk_tools
+    from runtime.prompt import build_system_prompt
+    from runtime.services.masking import ToolOutputMaskingService
+
+    system_prompt = build_system_prompt(
+        spec.config.workspace, spec.config.home, extra_roots=spec.additional_roots
+    )
+    masking = ToolOutputMaskingService(tool_outputs_dir(spec))
+    scheduler = parts.scheduler
+    tools: list[Any] = to_adk_tools(parts.tools.values(), scheduler_provider=lambda _ctx: scheduler)
+    if mcp is not None:
+        tools.append(mcp)
+    return GcliLlmAgent(
+        name="gemini_cli_agent",
+        model=model,
+        instruction=lambda _ctx: system_prompt,
+        tools=tools,
+        disallow_transfer_to_parent=True,
+        disallow_transfer_to_peers=True,
+        gcli_processors=gcli_processors(models, masking),
+    )
+
+
+def tool_outputs_dir(spec: SessionSpec) -> Path:
+    """Where full tool outputs (truncated or masked) are kept while the session lives."""
+    return spec.config.temp_dir / "tool-outputs" / f"session-{spec.session_id}"
