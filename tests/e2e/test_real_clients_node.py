@@ -33,10 +33,10 @@ def _setting(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 def test_the_official_typescript_client(tmp_path: Path) -> None:
     clients = node_clients()
     _, workspace, env = _setting(tmp_path)
-    (workspace / "a.txt").writetext("alpha\n")
+    (workspace / "a.txt").write_text("alpha\n")
     script = tmp_path / "model.jsonl"
     edit = {"file_path": "a.txt", "instruction": "b", "old_string": "alpha", "new_string": "beta"}
-    script.writetext(
+    script.write_text(
         "\n".join(
             [
                 call("read_file", {"file_path": "a.txt"}),
@@ -70,7 +70,7 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
         check=True,
         stdin=subprocess.DEVNULL,
     )
-    report = json.loads(report_path.readtext())
+    report = json.loads(report_path.read_text())
     assert report.get("error") is None, report.get("error")
     assert report["invalid"] == []  # every message, both ways, valid against the schema
     assert report["lines"]["agent"] > 10 and report["lines"]["client"] > 5
@@ -79,8 +79,8 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
     assert report["texts"][:4] == ["read it", "created", "edited", "ran"]
     new_diff = report["permissions"][0]["toolCall"]["content"][0]
     assert new_diff["type"] == "diff" and new_diff.get("oldText") is None
-    assert (workspace / "new.txt").readtext() == "fresh\n"
-    assert (workspace / "a.txt").readtext() == "beta\n"
+    assert (workspace / "new.txt").read_text() == "fresh\n"
+    assert (workspace / "a.txt").read_text() == "beta\n"
     assert report["reads"] == [str(workspace / "a.txt")] * 2  # the read tool, then the edit
     assert report["writes"] == [str(workspace / "new.txt"), str(workspace / "a.txt")]
     assert report["terminalsLeft"] == 0  # the cancelled command was killed
@@ -89,9 +89,9 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
 def test_acpx_creates_a_file_and_reads_one(tmp_path: Path) -> None:
     clients = node_clients()
     _, workspace, env = _setting(tmp_path)
-    (workspace / "notes.txt").writetext("remember the milk\n")
+    (workspace / "notes.txt").write_text("remember the milk\n")
     script = tmp_path / "model.jsonl"
-    script.writetext(
+    script.write_text(
         "\n".join(
             [
                 call("read_file", {"file_path": "notes.txt"}),
@@ -124,7 +124,7 @@ def test_acpx_creates_a_file_and_reads_one(tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    assert (workspace / "todo.txt").readtext() == "buy milk\n"
+    assert (workspace / "todo.txt").read_text() == "buy milk\n"
     messages = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     wire = json.dumps(messages)
     assert "All done." in wire and "remember the milk" in wire

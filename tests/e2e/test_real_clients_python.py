@@ -64,13 +64,13 @@ class SdkClient:
         **kwargs: Any,
     ) -> schema.ReadTextFileResponse:
         self.reads.append(path)
-        return schema.ReadTextFileResponse(content=Path(path).readtext())  # ENOENT → -32603
+        return schema.ReadTextFileResponse(content=Path(path).read_text())  # ENOENT → -32603
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> None:
         self.writes.append(path)
-        Path(path).writetext(content)
+        Path(path).write_text(content)
 
     async def create_terminal(
         self,
@@ -152,9 +152,9 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
     home, workspace = tmp_path / "home", (tmp_path / "ws").resolve()
     home.mkdir()
     workspace.mkdir()
-    (workspace / "a.txt").writetext("alpha\n")
+    (workspace / "a.txt").write_text("alpha\n")
     script = tmp_path / "model.jsonl"
-    script.writetext(
+    script.write_text(
         "\n".join(
             [
                 call("read_file", {"file_path": "a.txt"}),
@@ -216,11 +216,11 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
         assert isinstance(diff, schema.FileEditToolCallContent)
         assert diff.path == str(workspace / "new.txt") and diff.old_text is None
         assert diff.new_text == "fresh\n"
-        assert (workspace / "new.txt").readtext() == "fresh\n"
+        assert (workspace / "new.txt").read_text() == "fresh\n"
         assert client.reads == [str(workspace / "a.txt")]  # never asked for the missing file
 
         assert await prompt("edit a.txt") == "end_turn"
-        assert (workspace / "a.txt").readtext() == "beta\n"
+        assert (workspace / "a.txt").read_text() == "beta\n"
         assert client.writes == [str(workspace / "new.txt"), str(workspace / "a.txt")]
 
         assert await prompt("run a command") == "end_turn"
