@@ -22,9 +22,11 @@ started, times out, or exits later is logged, and a notice for the user is queue
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,10 +46,25 @@ from runtime.tools.mcp.stdio import StdioServerProcess, describe_exit
 
 logger = logging.getLogger(__name__)
 
-CLIENT_INFO = mcp_types.Implementation(name="adk-acp", version="0.1.0")
+
+@functools.cache
+def _client_info() -> mcp_types.Implementation:
+    """Who we are to MCP servers: the installed distribution's version (one source of
+    truth: `acp_server.__version__`, which the package metadata is built from)."""
+    try:
+        version = metadata.version("adk-acp")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        version = "0+unknown"
+    return mcp_types.Implementation(name="adk-acp", version=version)
+
+
 CLOSE_GRACE_S = 1.5
 HTTP_TIMEOUT_S = 30.0
 _MAX_TOOL_PAGES = 50
+# How long a dead connection waits for its process to be reaped, to report the exit
+# code rather than "its output ended" (runs in the connection's own task, not in a turn;
+# half a second was too short on a loaded machine).
+_EXIT_WAIT_S = 3.0
 
 State = Literal["new", "starting", "ready", "failed", "closed"]
 
@@ -158,7 +175,7 @@ class McpConnection:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, client_info=CLIENT_INFO)
+                    ClientSession(read, write, client_info=_client_info())
                 )
                 await session.initialize()
                 self.tools = await _list_tools(session)
@@ -178,7 +195,7 @@ class McpConnection:
         reason = describe_error(exc)
         logger.debug("MCP server %s failed", self.name, exc_info=exc)
         if self._process is not None and self._process.pid is not None:
-            await self._process.wait_exit(0.5)
+            await self._process.wait_exit(_EXIT_WAIT_S)
             if self._process.returncode is not None:
                 reason = describe_exit(self._process, with_stderr=True)
         if self.state == "starting":
@@ -188,7 +205,7 @@ class McpConnection:
 
     async def _lost(self, reason: str) -> None:
         if self._process is not None:
-            await self._process.wait_exit(0.5)
+            await self._process.wait_exit(_EXIT_WAIT_S)
             reason = describe_exit(self._process, with_stderr=False)
         self.state, self.failure = "failed", reason
         logger.warning("MCP server %s stopped: %s", self.name, reason)
