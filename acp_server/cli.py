@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="append every model response to FILE in the --fake-responses format",
     )
     parser.add_argument(
+        "--sessions-dir",
+        type=Path,
+        metavar="DIR",
+        help="where sessions are recorded (else general.sessionsDir in ~/.gemini/settings.json, "
+        "else $XDG_STATE_HOME/adk-acp/sessions, by default ~/.local/state/adk-acp/sessions)",
+    )
+    parser.add_argument(
         "--approval-mode",
         choices=[mode.id for mode in MODES],
         help="initial approval mode of new sessions (default: default)",
@@ -156,6 +163,7 @@ def _flags(args: argparse.Namespace) -> Any:
         max_turns=args.max_turns,
         max_tokens=args.max_tokens,
         max_time_s=args.max_time,
+        sessions_dir=args.sessions_dir.resolve() if args.sessions_dir else None,
     )
 
 

@@ -7,13 +7,16 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_server.config_options import ConfigOptions
 from acp_server.errors import session_not_found
 from acp_server.session import AcpSession
 from acp_server.transport import JsonRpcEngine
 from runtime.config import AgentFlags
+
+if TYPE_CHECKING:
+    from runtime.services.recording import SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -37,12 +40,32 @@ class AcpServer:
         self.auth_preference: str | None = None
         self.sessions: dict[str, AcpSession] = {}
         self.config_options = ConfigOptions()
+        self._store: SessionStore | None = None
         from acp_server.handlers import initialize, modes, prompt, sessions
 
         initialize.register(self)
         sessions.register(self)
         prompt.register(self)
         modes.register(self)
+
+    def store(self) -> SessionStore:
+        """Where sessions are recorded (resolved once: flag, user setting, XDG state dir)."""
+        if self._store is None:
+            from runtime.config import resolve_sessions_dir
+            from runtime.errors import ConfigError
+            from runtime.services.recording import SessionStore, default_sessions_dir
+
+            env, home = (
+                self.options.env,
+                self.options.home or Path(self.options.env.get("HOME") or Path.home()),
+            )
+            try:
+                root = resolve_sessions_dir(self.options.flags, env, home)
+            except ConfigError as exc:
+                logger.warning("%s; recording sessions in the default folder", exc)
+                root = default_sessions_dir(env, home)
+            self._store = SessionStore(root)
+        return self._store
 
     def mark_initialized(self, params: dict[str, Any]) -> None:
         caps = params.get("clientCapabilities")

@@ -17,8 +17,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from acp import schema
+
 from acp_server.errors import BUSY, INTERNAL_ERROR, MODEL_ERROR, AcpError
-from acp_server.updates import UpdateMapper, stop_reason
+from acp_server.updates import UpdateMapper, config_update, mode_update, stop_reason
 from runtime.protocol import AgentEndEvent, AgentEvent, ErrorEvent, MessageSend
 
 if TYPE_CHECKING:
@@ -27,6 +29,10 @@ if TYPE_CHECKING:
     from runtime.session import AgentSession
 
 logger = logging.getLogger(__name__)
+
+
+async def _ready(parts: tuple[Any, ...]) -> tuple[Any, ...]:
+    return parts
 
 
 class AcpSession:
@@ -45,6 +51,9 @@ class AcpSession:
         self._last_fatal: ErrorEvent | None = None
         self._cancel_requested = False
         self._prompting = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._last_stop: str = "end_turn"
         self._unsubscribe = runtime.protocol.subscribe(self._on_event)
 
     # ------------------------------------------------------------ events → updates
@@ -64,13 +73,50 @@ class AcpSession:
 
     # ------------------------------------------------------------ prompt / cancel
 
+    def announce_commands(self) -> None:
+        """`available_commands_update`: the slash commands (after new, load, resume)."""
+        from runtime.commands import COMMANDS
+
+        commands = [
+            {
+                "name": c.name,
+                "description": c.description,
+                **({"input": {"hint": c.hint}} if c.hint else {}),
+            }
+            for c in COMMANDS
+        ]
+        self.send_update(
+            schema.AvailableCommandsUpdate.model_validate(
+                {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+            )
+        )
+
+    async def command(self, name: str, args: str) -> dict[str, Any]:
+        """Run a slash command (never a model call) and show its answer."""
+        from runtime.commands import run_command
+
+        outcome = await run_command(self.runtime, name, args)
+        self.send_update(
+            schema.AgentMessageChunk(
+                session_update="agent_message_chunk",
+                content=schema.TextContentBlock(type="text", text=outcome.text),
+            )
+        )
+        if "mode" in outcome.changed:
+            self.send_update(mode_update(self.runtime.mode))
+        if outcome.changed:
+            self.send_update(config_update(self._config_options.options(self.runtime)))
+        return {"stopReason": "end_turn"}
+
     async def prompt(self, make_parts: Callable[[], Awaitable[tuple[Any, ...]]]) -> dict[str, Any]:
         """Run one turn. `make_parts` converts the prompt (it may read @-mentioned files
         through the editor); it runs inside the turn, so a cancel that arrives meanwhile
-        still ends the turn as `cancelled`."""
+        still ends the turn as `cancelled`. A prompt that arrives while a turn runs
+        steers it (see `steer`)."""
         if self._prompting:
-            raise AcpError(BUSY, "A prompt is already running in this session; cancel it first.")
+            return await self.steer(make_parts)
         self._prompting = True
+        self._idle.clear()
         self._cancel_requested = False
         self._last_fatal = None
         try:
@@ -80,15 +126,41 @@ class AcpSession:
             end = await self._run_turn(parts)
         finally:
             self._prompting = False
+            self._idle.set()
         if self._cancel_requested or end.reason == "aborted":
+            self._last_stop = "cancelled"
             return {"stopReason": "cancelled"}
         if end.reason == "failed":
+            self._last_stop = "end_turn"
             raise self._failure(end)
-        return {"stopReason": stop_reason(end.reason)}
+        self._last_stop = stop_reason(end.reason)
+        return {"stopReason": self._last_stop}
+
+    async def steer(self, make_parts: Callable[[], Awaitable[tuple[Any, ...]]]) -> dict[str, Any]:
+        """A prompt sent while a turn runs (InjectionService): queued and given to the
+        model before the running turn's next model call; answered when that turn ends,
+        with its stop reason. If the turn made no further model call, the message runs
+        as a turn of its own: nothing typed is lost. A cancel answers it `cancelled`."""
+        parts = await make_parts()
+        token = self.runtime.steer(parts)
+        if token is None:
+            if self._prompting:
+                raise AcpError(BUSY, "A prompt is already running in this session.")
+            return await self.prompt(lambda: _ready(parts))
+        await self._idle.wait()
+        assert self.runtime.injection is not None
+        leftover = self.runtime.injection.withdraw(token)
+        if self._last_stop == "cancelled":
+            return {"stopReason": "cancelled"}
+        if leftover is not None:
+            if self._prompting:  # another queued message got there first: queue again
+                return await self.steer(lambda: _ready(leftover))
+            return await self.prompt(lambda: _ready(leftover))
+        return {"stopReason": self._last_stop}
 
     async def _run_turn(self, parts: tuple[Any, ...]) -> AgentEndEvent:
         loop = asyncio.get_running_loop()
-        result = await self.runtime.protocol.send(MessageSend(content=parts))
+        result = await self.runtime.send(MessageSend(content=parts))
         stream_id = result.stream_id
         assert stream_id is not None
         future: asyncio.Future[AgentEndEvent] = loop.create_future()

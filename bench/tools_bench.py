@@ -82,12 +82,17 @@ def _turns(agent: AgentProcess, session_id: str, text: str, n: int) -> list[floa
     return out
 
 
+def _echo(spec: AgentSpec) -> bool:
+    """The floor (bench/echo_agent.py) is driven by its own commands; ours by the script."""
+    return spec.cancel_text == "/wait"
+
+
 def _cancels(agent: AgentProcess, spec: AgentSpec, session_id: str, n: int) -> list[float]:
     out = []
     for _ in range(n):
         agent.drain(WARM_PAUSE_S)
-        turn = agent.start_prompt(session_id, "run it" if spec.settle else "/wait")
-        if spec.settle:
+        turn = agent.start_prompt(session_id, "/wait" if _echo(spec) else "run it")
+        if not _echo(spec):
             agent.wait_for(lambda m: _started_command(m, session_id), since=turn.mark)
         else:
             agent.drain(0.05)
@@ -107,7 +112,7 @@ def tool_run(spec: AgentSpec, turns: int) -> tuple[list[float], list[float], lis
         session_id = str(agent.new_session(spec.cwd).result["sessionId"])
         agent.prompt(session_id, "warm up")
         reads = _turns(agent, session_id, "read it", turns)
-        writes = _turns(agent, session_id, "write it" if spec.settle else "/ask", turns)
+        writes = _turns(agent, session_id, "/ask" if _echo(spec) else "write it", turns)
         cancels = _cancels(agent, spec, session_id, turns)
         agent.close()
     return reads, writes, cancels

@@ -58,6 +58,7 @@ class AgentFlags:
     max_turns: int | None = None
     max_tokens: int | None = None
     max_time_s: float | None = None
+    sessions_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,22 @@ def resolve_config(
         home=home,
         env=env,
     )
+
+
+def resolve_sessions_dir(flags: AgentFlags, env: dict[str, str], home: Path) -> Path:
+    """Where sessions are recorded: --sessions-dir, then `general.sessionsDir` in the
+    user's settings (never a workspace's: a repository must not move the user's
+    records), then `$XDG_STATE_HOME/adk-acp/sessions` (`~/.local/state/...`)."""
+    from runtime.services.recording import default_sessions_dir
+
+    if flags.sessions_dir is not None:
+        return flags.sessions_dir
+    user = _section(_read_json(home / ".gemini" / "settings.json"), "general")
+    configured = user.get("sessionsDir")
+    if isinstance(configured, str) and configured:
+        path = Path(configured).expanduser()
+        return path if path.is_absolute() else home / path
+    return default_sessions_dir(env, home)
 
 
 def _truthy(value: str | None) -> bool:

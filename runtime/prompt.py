@@ -82,3 +82,19 @@ def build_system_prompt(
         if budget <= 0:
             break
     return "\n".join(parts)
+
+
+class SystemPrompt:
+    """The session's system prompt, rebuilt on `/memory reload` (context files re-read)."""
+
+    def __init__(self, workspace: Path, home: Path, extra_roots: tuple[Path, ...] = ()) -> None:
+        self.workspace, self.home, self.extra_roots = workspace, home, extra_roots
+        self.text = build_system_prompt(workspace, home, extra_roots=extra_roots)
+
+    def reload(self) -> list[Path]:
+        """Re-read the context files; returns the files now in use."""
+        self.text = build_system_prompt(self.workspace, self.home, extra_roots=self.extra_roots)
+        return self.files()
+
+    def files(self) -> list[Path]:
+        return find_context_files(self.workspace, self.home)

@@ -23,23 +23,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from runtime.config import AuthConfig, RuntimeConfig
+from runtime.errors import StreamActiveError
 from runtime.host import Host
 from runtime.models.content_generator import ContentGenerator
 from runtime.protocol import (
     AgentEvent,
     AgentSend,
+    MessageSend,
     SendResult,
     Subscriber,
     Unsubscribe,
     UpdateSend,
 )
+from runtime.services.recording import ChatRecordingService, Message
 from runtime.tools.mcp.config import McpServerConfig
 from runtime.tools.policy.modes import ApprovalMode, parse_mode
 
 if TYPE_CHECKING:
     from runtime.adk.agent_protocol import AdkAgentProtocol
+    from runtime.adk.plugins.steering import InjectionService
+    from runtime.adk.recorder import SessionRecorder
     from runtime.adk.stream_control import StreamControl
     from runtime.models.state import ModelState
+    from runtime.prompt import SystemPrompt
+    from runtime.services.compression import CompressionResult
     from runtime.session_build import SchedulerParts
     from runtime.tools.mcp.toolset import GcliMcpToolset
 
@@ -89,9 +96,20 @@ class SessionSpec:
     generator: ContentGenerator | None = None
     kind: SessionKind = "main"
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    recording: ChatRecordingService | None = None
+    """Where the session is recorded (None: not recorded, as in the engine's own tests)."""
+    history: tuple[Message, ...] = ()
+    """The recorded messages a loaded or resumed session starts from."""
 
 
 # ---------------------------------------------------------------- the session
+
+
+def compression_notice(result: CompressionResult) -> str:
+    return (
+        f"Compressed the conversation: about {result.tokens_before:,} → "
+        f"{result.tokens_after:,} tokens (older turns summarized; the full record is kept)."
+    )
 
 
 class AgentSession:
@@ -111,6 +129,9 @@ class AgentSession:
         session_service: Any,
         runner: Any,
         protocol: AdkAgentProtocol,
+        recorder: SessionRecorder | None = None,
+        prompt: SystemPrompt | None = None,
+        injection: InjectionService | None = None,
     ) -> None:
         self.spec = spec
         self.id = spec.session_id
@@ -130,12 +151,17 @@ class AgentSession:
         self.session_service = session_service
         self.runner = runner
         self.protocol = protocol
+        self.recorder = recorder
+        self.prompt = prompt
+        self.injection = injection
 
     # ------------------------------------------------------------ AgentProtocol
 
     async def send(self, payload: AgentSend) -> SendResult:
         """A message starts a stream; an update changes the session (model, mode,
         title) and is confirmed by a `session_update` event."""
+        if isinstance(payload, MessageSend) and not self.protocol.active:
+            await self.maybe_compress()
         if isinstance(payload, UpdateSend):
             if payload.model:
                 self.choose_model(payload.model)
@@ -157,11 +183,27 @@ class AgentSession:
     # ------------------------------------------------------------ session state
 
     async def start(self) -> None:
-        await self.session_service.create_session(
+        live = await self.session_service.create_session(
             app_name=APP_NAME, user_id=USER_ID, session_id=self.id
         )
+        if self.spec.history:
+            await self.restore(list(self.spec.history), live)
+        if self.recorder is not None:
+            self.session_service.on_append = self.recorder.on_adk_event
         if self.mcp is not None:
             self.mcp.servers.start()
+
+    async def restore(self, messages: list[Message], live: Any = None) -> None:
+        """Start the model's history over from recorded messages (load, resume, rewind,
+        compression): the live ADK session gets one event per recorded turn."""
+        from runtime.adk.history import events_from_record
+
+        if live is None:
+            live = await self.session_service.get_session(
+                app_name=APP_NAME, user_id=USER_ID, session_id=self.id
+            )
+        events = events_from_record(messages, agent_name=self.agent.name)
+        await self.session_service.replace_events(live, events)
 
     @property
     def model_choice(self) -> str:
@@ -171,10 +213,103 @@ class AgentSession:
         """The user picked a model (or `auto`) for the rest of the session."""
         self.models.choose(model)
         self.model.model = self.models.default_model
+        if self.recorder is not None:
+            self.recorder.recording.set_metadata(modelChoice=model)
 
     def set_mode(self, mode: ApprovalMode) -> None:
         old, self.mode = self.mode, mode
         self.models.mode_changed(old, mode)
+        if self.recorder is not None:
+            self.recorder.recording.set_metadata(mode=mode)
+
+    def steer(self, parts: tuple[Any, ...]) -> int | None:
+        """Queue a message for the running turn (InjectionService); None: no turn runs
+        or this session cannot steer, send it as a prompt instead."""
+        if self.injection is None or not self.protocol.active:
+            return None
+        return self.injection.add(parts)
+
+    # ------------------------------------------------------------ history (slash commands)
+
+    def _recording(self) -> ChatRecordingService:
+        if self.recorder is None:
+            from runtime.errors import RuntimeAgentError
+
+            raise RuntimeAgentError("this session is not recorded")
+        return self.recorder.recording
+
+    def _idle(self) -> None:
+        if self.protocol.active:
+            raise StreamActiveError("a prompt is running; wait for it or cancel it first")
+
+    async def rewind(self, turns: int = 1) -> list[Message]:
+        """Drop the last `turns` exchanges (each from a typed prompt on): the record
+        (ChatRecordingService.rewindTo) and the model's history. Returns what went."""
+        self._idle()
+        recording = self._recording()
+        prompts = [
+            m for m in recording.messages if m.get("type") == "user" and not m.get("synthetic")
+        ]
+        if not prompts or turns < 1:
+            return []
+        removed = recording.rewind_to(prompts[-min(turns, len(prompts))]["id"])
+        await self.restore(recording.messages)
+        return removed
+
+    def last_prompt_tokens(self) -> int:
+        for message in reversed(self._recording().messages):
+            if message.get("type") == "compression":
+                return 0  # counts from before the summary no longer apply
+            tokens = message.get("tokens")
+            if message.get("type") == "gemini" and isinstance(tokens, dict):
+                return int(tokens.get("input") or 0)
+        return 0
+
+    async def compress(self) -> CompressionResult:
+        """Summarize the older history (ChatCompressionService); raises
+        CompressionError, history untouched, when it cannot."""
+        from runtime.adk.history import history_messages, message_contents
+        from runtime.services.compression import ChatCompressionService
+
+        self._idle()
+        recording = self._recording()
+        history = history_messages(recording.messages)
+        contents = [message_contents(m, agent_name=self.agent.name) for m in history]
+        service = ChatCompressionService(self.generator)
+        result = await service.compress(
+            history, contents, self.models.default_model, self.last_prompt_tokens()
+        )
+        recording.record_message(
+            {
+                "type": "compression",
+                "summary": result.summary,
+                "keptFrom": result.kept_from,
+                "tokensBefore": result.tokens_before,
+                "tokensAfter": result.tokens_after,
+            }
+        )
+        await self.restore(recording.messages)
+        return result
+
+    async def maybe_compress(self) -> None:
+        """Compress before a prompt when the last one used `threshold` of the window."""
+        from runtime.models.context_windows import context_window
+        from runtime.services.compression import CompressionError, compression_threshold
+
+        if self.recorder is None:
+            return
+        tokens = self.last_prompt_tokens()
+        limit = compression_threshold(self.config.settings) * context_window(
+            self.models.default_model
+        )
+        if tokens < limit:
+            return
+        try:
+            result = await self.compress()
+        except CompressionError as exc:
+            self.protocol.notice(f"Could not compress the conversation ({exc}); it is unchanged.")
+            return
+        self.protocol.notice(compression_notice(result))
 
     async def close(self) -> None:
         await self.protocol.abort()
@@ -183,7 +318,10 @@ class AgentSession:
         finally:
             if self.mcp is not None:
                 await self.mcp.servers.close()
-            await asyncio.to_thread(self._remove_tool_outputs)
+            if self.spec.recording is not None:
+                self.spec.recording.close()
+            else:  # a recorded session's masked outputs stay with its record
+                await asyncio.to_thread(self._remove_tool_outputs)
 
     def _remove_tool_outputs(self) -> None:
         """Full tool outputs (truncated or masked) live as long as their session."""
@@ -217,8 +355,11 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
     from google.adk.runners import Runner
 
     from runtime.adk.agent_protocol import AdkAgentProtocol
+    from runtime.adk.plugins.steering import InjectionService
+    from runtime.adk.recorder import SessionRecorder
     from runtime.adk.session_service import GcliSessionService
     from runtime.adk.stream_control import StreamControl
+    from runtime.prompt import SystemPrompt
     from runtime.session_build import (
         SessionLink,
         build_agent,
@@ -231,18 +372,20 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
 
     link = SessionLink()
     control = StreamControl()
+    injection = InjectionService()
     roots = (spec.config.workspace, *spec.additional_roots)
     models = build_model_state(spec, generator, link)
     model = build_model(models, generator, control)
     scheduler = build_scheduler(spec, roots, link)
     mcp = build_mcp(spec, scheduler.scheduler, link)
-    agent = build_agent(spec, model, models, scheduler, mcp)
+    prompt = SystemPrompt(spec.config.workspace, spec.config.home, spec.additional_roots)
+    agent = build_agent(spec, model, models, scheduler, mcp, prompt, link.masked)
     session_service = GcliSessionService()
     runner = Runner(
         app_name=APP_NAME,
         agent=agent,
         session_service=session_service,
-        plugins=build_plugins(spec, control, link),
+        plugins=build_plugins(spec, control, link, injection),
     )
     protocol = AdkAgentProtocol(
         runner=runner,
@@ -252,6 +395,14 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
         on_new_prompt=[models.new_prompt, *([mcp.flush_notices] if mcp else ())],
         control=control,
     )
+    recorder = None
+    if spec.recording is not None:
+        from runtime.adk.recorder import SessionRecorder
+
+        recorder = SessionRecorder(spec.recording)
+        protocol.subscribe(recorder.observe)
+        if spec.recording.metadata.get("title"):
+            protocol.mark_titled()
     session = AgentSession(
         spec=spec,
         generator=generator,
@@ -264,6 +415,9 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
         session_service=session_service,
         runner=runner,
         protocol=protocol,
+        recorder=recorder,
+        prompt=prompt,
+        injection=injection,
     )
     link.attach(session)
     return session

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,8 +20,10 @@ from runtime.tools.policy.modes import ApprovalMode, parse_mode
 
 if TYPE_CHECKING:
     from runtime.adk.agent_protocol import AdkAgentProtocol, StopRequest
+    from runtime.adk.plugins.steering import InjectionService
     from runtime.adk.stream_control import StreamControl
     from runtime.models.state import ModelState
+    from runtime.prompt import SystemPrompt
     from runtime.services.loop_detection import LoopVerdict
     from runtime.session import AgentSession, SessionSpec
     from runtime.tools.base import GcliTool
@@ -70,6 +73,12 @@ class SessionLink:
 
     def abort_event(self) -> asyncio.Event | None:
         return self._session.protocol.abort_event if self._session is not None else None
+
+    def masked(self, responses: list[Any]) -> None:
+        """Masking changed tool outputs in the live history: the record follows."""
+        recorder = self.session.recorder
+        if recorder is not None:
+            recorder.masked(responses)
 
     def engine_changed_mode(self, mode: str) -> None:
         """The engine switched mode itself ("Allow for this session" on an edit)."""
@@ -196,8 +205,14 @@ def build_mcp(spec: SessionSpec, scheduler: Scheduler, link: SessionLink) -> Gcl
     return GcliMcpToolset(servers, scheduler=lambda: scheduler, notice=link.notice)
 
 
-def build_plugins(spec: SessionSpec, control: StreamControl, link: SessionLink) -> list[Any]:
-    """The guards of the session's kind: loop detection (main sessions) and the limits."""
+def build_plugins(
+    spec: SessionSpec,
+    control: StreamControl,
+    link: SessionLink,
+    injection: InjectionService | None = None,
+) -> list[Any]:
+    """The guards of the session's kind: loop detection (main sessions) and the limits;
+    steering (the user's messages sent into a running turn) when given a queue."""
     from runtime.adk.agent_protocol import StopRequest
     from runtime.adk.plugins.limits import (
         LimitReached,
@@ -226,6 +241,12 @@ def build_plugins(spec: SessionSpec, control: StreamControl, link: SessionLink) 
         )
 
     plugins: list[Any] = []
+    if injection is not None:
+        from runtime.adk.plugins.steering import SteeringAdkPlugin
+
+        plugins.append(
+            SteeringAdkPlugin(injection, lambda parts: link.protocol.user_message(parts))
+        )
     if spec.kind == "main":
         detector = LoopDetectionService()
         plugins.append(
@@ -247,18 +268,16 @@ def build_agent(
     models: ModelState,
     parts: SchedulerParts,
     mcp: GcliMcpToolset | None,
+    prompt: SystemPrompt,
+    on_masked: Callable[[list[Any]], None] | None = None,
 ) -> Any:
     """The LlmAgent with the system prompt, the tools (through the scheduler) and the
     ordered request processors (masking, then routing, after `contents`)."""
     from runtime.adk.agent import GcliLlmAgent
     from runtime.adk.processors import gcli_processors
     from runtime.adk.tools import to_adk_tools
-    from runtime.prompt import build_system_prompt
     from runtime.services.masking import ToolOutputMaskingService
 
-    system_prompt = build_system_prompt(
-        spec.config.workspace, spec.config.home, extra_roots=spec.additional_roots
-    )
     masking = ToolOutputMaskingService(tool_outputs_dir(spec))
     scheduler = parts.scheduler
     tools: list[Any] = to_adk_tools(parts.tools.values(), scheduler_provider=lambda _ctx: scheduler)
@@ -267,14 +286,19 @@ def build_agent(
     return GcliLlmAgent(
         name="gemini_cli_agent",
         model=model,
-        instruction=lambda _ctx: system_prompt,
+        instruction=lambda _ctx: prompt.text,
         tools=tools,
         disallow_transfer_to_parent=True,
         disallow_transfer_to_peers=True,
-        gcli_processors=gcli_processors(models, masking),
+        gcli_processors=gcli_processors(models, masking, on_masked),
     )
 
 
 def tool_outputs_dir(spec: SessionSpec) -> Path:
-    """Where full tool outputs (truncated or masked) are kept while the session lives."""
-    return spec.config.temp_dir / "tool-outputs" / f"session-{spec.session_id}"
+    """Where full tool outputs (truncated or masked) are kept: as long as the session's
+    record (removed by `session/delete`), or the session itself when not recorded."""
+    return outputs_dir(spec.config.temp_dir, spec.session_id)
+
+
+def outputs_dir(temp_dir: Path, session_id: str) -> Path:
+    return temp_dir / "tool-outputs" / f"session-{session_id}"

@@ -60,10 +60,17 @@ class InitializeParamsError(ValueError):
 
 def agent_capabilities() -> dict[str, Any]:
     return {
-        "loadSession": False,
+        "loadSession": True,
         "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
         "mcpCapabilities": {"http": True, "sse": True},
-        "sessionCapabilities": {"additionalDirectories": {}},
+        "sessionCapabilities": {
+            "additionalDirectories": {},
+            "list": {},
+            "resume": {},
+            "close": {},
+            "delete": {},
+            "fork": {},
+        },
     }
 
 

@@ -16,6 +16,12 @@ def register(server: AcpServer) -> None:
     async def prompt(params: schema.PromptRequest) -> dict[str, Any]:
         session = server.session(params.session_id)
         blocks = list(params.prompt)
+        if len(blocks) == 1 and isinstance(blocks[0], schema.TextContentBlock):
+            from runtime.commands import parse_command
+
+            command = parse_command(blocks[0].text)
+            if command is not None:
+                return await session.command(*command)
         runtime, host = session.runtime, session.host
         return await session.prompt(lambda: prompt_to_parts(blocks, runtime.roots, host))
 

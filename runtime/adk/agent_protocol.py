@@ -43,6 +43,7 @@ from runtime.protocol import (
     CustomEvent,
     ErrorEvent,
     ErrorStatus,
+    MessageEvent,
     MessageSend,
     SendResult,
     SessionUpdateEvent,
@@ -141,6 +142,10 @@ class AdkAgentProtocol(AgentProtocol):
     def events(self) -> tuple[AgentEvent, ...]:
         return tuple(self._events)
 
+    def mark_titled(self) -> None:
+        """The session has a title already (a loaded one): the next prompt keeps it."""
+        self._titled = True
+
     @property
     def session_id(self) -> str:
         return self._session_id
@@ -214,6 +219,10 @@ class AdkAgentProtocol(AgentProtocol):
             lambda i, s: CustomEvent(id=i, stream_id=s, kind="notice", data={"text": text})
         )
 
+    def user_message(self, parts: tuple[Any, ...]) -> None:
+        """A message the user sent into the running stream (steering)."""
+        self.emit_external(lambda i, s: MessageEvent(id=i, stream_id=s, role="user", content=parts))
+
     def config_changed(self, config: dict[str, Any]) -> None:
         """The engine changed the session's config itself (mode or model): tell subscribers."""
         self.emit_external(lambda i, s: SessionUpdateEvent(id=i, stream_id=s, config=config))
@@ -249,6 +258,9 @@ class AdkAgentProtocol(AgentProtocol):
             return self._next_id(stream_id)
 
         self._emit(AgentStartEvent(id=ids(), stream_id=stream_id))
+        self._emit(
+            MessageEvent(id=ids(), stream_id=stream_id, role="user", content=payload.content)
+        )
         for callback in self._on_new_prompt:
             callback()
         if not self._titled:

@@ -14,7 +14,7 @@ the tool declarations and before `GcliAgentModel` is called.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 from google.adk.agents.invocation_context import InvocationContext
@@ -37,14 +37,18 @@ def _same_response(live: types.FunctionResponse, sent: types.FunctionResponse) -
 
 
 def write_back_masks(
-    events: list[Event], result: MaskResult, request_contents: Sequence[types.Content]
+    events: list[Event],
+    result: MaskResult,
+    request_contents: Sequence[types.Content],
+    changed: list[types.FunctionResponse] | None = None,
 ) -> int:
     """Apply the masks of `result` to the live events. Returns how many were applied.
 
     `request_contents` is the history `result` was computed from. ADK built it from
     the live events in order, but filtered some out and stripped its own (`adk-`)
     call ids, so each function response of the request is paired with the next
-    live one that has the same id, or (no id) the same name and response.
+    live one that has the same id, or (no id) the same name and response. The live
+    responses it changed are added to `changed` when given.
     """
     masked = {(m.content_index, m.part_index): m for m in result.masked}
     live = [
@@ -69,6 +73,8 @@ def write_back_masks(
             if mask is not None and live[k].response != mask.new_response:
                 live[k].response = dict(mask.new_response)
                 applied += 1
+                if changed is not None:
+                    changed.append(live[k])
     return applied
 
 
@@ -77,8 +83,13 @@ class ToolOutputMaskingProcessor(BaseLlmRequestProcessor):
 
     name = "gcli_tool_output_masking"
 
-    def __init__(self, service: ToolOutputMaskingService) -> None:
+    def __init__(
+        self,
+        service: ToolOutputMaskingService,
+        on_masked: Callable[[list[types.FunctionResponse]], None] | None = None,
+    ) -> None:
         self._service = service
+        self._on_masked = on_masked
 
     async def run_async(
         self, invocation_context: InvocationContext, llm_request: LlmRequest
@@ -87,7 +98,11 @@ class ToolOutputMaskingProcessor(BaseLlmRequestProcessor):
         result = self._service.mask(original)
         if result.masked:
             llm_request.contents = result.contents
-            applied = write_back_masks(invocation_context.session.events, result, original)
+            changed: list[types.FunctionResponse] = []
+            events = invocation_context.session.events
+            applied = write_back_masks(events, result, original, changed)
+            if changed and self._on_masked is not None:
+                self._on_masked(changed)  # the record follows (updateMessagesFromHistory)
             logger.info(
                 "masked %d tool outputs (%d in the session), ~%d tokens saved",
                 len(result.masked),
@@ -133,10 +148,14 @@ class GcliRoutingProcessor(BaseLlmRequestProcessor):
         yield  # an async generator that yields nothing
 
 
-def gcli_processors(state: ModelState, masking: ToolOutputMaskingService | None) -> list[Any]:
+def gcli_processors(
+    state: ModelState,
+    masking: ToolOutputMaskingService | None,
+    on_masked: Callable[[list[types.FunctionResponse]], None] | None = None,
+) -> list[Any]:
     """The ordered list: masking (if enabled), then routing."""
     processors: list[Any] = []
     if masking is not None:
-        processors.append(ToolOutputMaskingProcessor(masking))
+        processors.append(ToolOutputMaskingProcessor(masking, on_masked))
     processors.append(GcliRoutingProcessor(state))
     return processors

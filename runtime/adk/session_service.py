@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from google.adk.events.event import Event
@@ -28,6 +29,8 @@ class GcliSessionService(BaseSessionService):
 
     def __init__(self) -> None:
         self._live: dict[tuple[str, str, str], Session] = {}
+        self.on_append: Callable[[Event], None] | None = None
+        """Called with every non-partial event appended (the session's recorder)."""
 
     async def create_session(
         self,
@@ -88,4 +91,17 @@ class GcliSessionService(BaseSessionService):
         event = await super().append_event(session, event)
         if not event.partial:
             session.last_update_time = event.timestamp
+            if self.on_append is not None:
+                self.on_append(event)
         return event
+
+    async def replace_events(self, session: Session, events: list[Event]) -> None:
+        """Start the live session over with `events` (a loaded record, a rewind, a
+        compression), each appended once, without reporting them as new."""
+        listener, self.on_append = self.on_append, None
+        try:
+            session.events.clear()
+            for event in events:
+                await self.append_event(session, event)
+        finally:
+            self.on_append = listener

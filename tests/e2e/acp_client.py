@@ -91,6 +91,7 @@ CLEARED_ENV = (
     "GOOGLE_VERTEX_BASE_URL",
     "GOOGLE_APPLICATION_CREDENTIALS",
     "ADK_ACP_TRACE_FILE",
+    "XDG_STATE_HOME",  # sessions are recorded under the test's HOME
 )
 
 # Results validated against acp.schema when the agent answers.
@@ -99,6 +100,11 @@ _RESULT_MODELS: dict[str, Any] = {
     "authenticate": schema.AuthenticateResponse,
     "session/new": schema.NewSessionResponse,
     "session/load": schema.LoadSessionResponse,
+    "session/resume": schema.ResumeSessionResponse,
+    "session/fork": schema.ForkSessionResponse,
+    "session/list": schema.ListSessionsResponse,
+    "session/close": schema.CloseSessionResponse,
+    "session/delete": schema.DeleteSessionResponse,
     "session/prompt": schema.PromptResponse,
     "session/set_mode": schema.SetSessionModeResponse,
     "session/set_config_option": schema.SetSessionConfigOptionResponse,

@@ -290,7 +290,7 @@ async def test_a_killed_agent_takes_its_commands_with_it(
     assert await gone(), "commands outlived the killed agent"
 
 
-async def test_tool_outputs_are_deleted_when_the_session_ends(
+async def test_tool_outputs_live_as_long_as_the_session_record(
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
 ) -> None:
     command = "python3 -c \"print('x' * 100000)\""
@@ -303,7 +303,11 @@ async def test_tool_outputs_are_deleted_when_the_session_ends(
     assert await agent.prompt("print a lot") == {"stopReason": "end_turn"}
     saved = list((agent.home / ".gemini" / "tmp").rglob("*.txt"))
     assert saved, "the truncated output was saved in full"
-    await agent.client.close()
+    # the session can be reloaded later, pointers to its full outputs included
+    assert await agent.client.request("session/close", {"sessionId": agent.session_id}) == {}
+    assert all(p.exists() for p in saved)
+    # deleting the session deletes them
+    assert await agent.client.request("session/delete", {"sessionId": agent.session_id}) == {}
     assert not any(p.exists() for p in saved)
 
 

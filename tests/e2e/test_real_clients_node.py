@@ -74,7 +74,7 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
     assert report.get("error") is None, report.get("error")
     assert report["invalid"] == []  # every message, both ways, valid against the schema
     assert report["lines"]["agent"] > 10 and report["lines"]["client"] > 5
-    assert report["loadSession"] is False
+    assert report["loadSession"] is True
     assert report["stops"] == ["end_turn", "end_turn", "end_turn", "end_turn", "cancelled"]
     assert report["texts"][:4] == ["read it", "created", "edited", "ran"]
     new_diff = report["permissions"][0]["toolCall"]["content"][0]

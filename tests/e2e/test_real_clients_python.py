@@ -198,7 +198,7 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
         )
         init = await conn.initialize(protocol_version=1, client_capabilities=caps)
         assert init.protocol_version == 1
-        assert not init.agent_capabilities.load_session  # not advertised, so never called
+        assert init.agent_capabilities.load_session
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         sid = session.session_id
 

@@ -57,6 +57,7 @@ async def test_a_turn_emits_start_model_deltas_usage_end(tmp_path: Path) -> None
     kinds = [e.type for e in events]
     assert kinds == [
         "agent_start",
+        "message",  # the user's prompt (recorded; not shown again by the editor)
         "session_update",
         "session_update",
         "message",
@@ -64,10 +65,11 @@ async def test_a_turn_emits_start_model_deltas_usage_end(tmp_path: Path) -> None
         "usage",
         "agent_end",
     ]
-    assert events[1].title == "Say hello"  # type: ignore[union-attr]
-    assert events[2].model == "gemini-2.5-pro"  # type: ignore[union-attr]
+    assert events[1].role == "user"  # type: ignore[union-attr]
+    assert events[2].title == "Say hello"  # type: ignore[union-attr]
+    assert events[3].model == "gemini-2.5-pro"  # type: ignore[union-attr]
     assert all(e.stream_id == result.stream_id for e in events)
-    assert [e.id for e in events] == [f"{result.stream_id}-{i}" for i in range(1, 8)]
+    assert [e.id for e in events] == [f"{result.stream_id}-{i}" for i in range(1, 9)]
     assert events[-1].reason == "completed"  # type: ignore[union-attr]
     await session.close()
 
@@ -138,7 +140,12 @@ async def test_abort_while_waiting_or_streaming_ends_aborted_and_next_prompt_wor
     events.clear()
     await session.protocol.send(_say("next"))
     await session.protocol.wait()
-    texts = [p.text for e in events if e.type == "message" for p in e.content]  # type: ignore[union-attr]
+    texts = [
+        p.text  # type: ignore[union-attr]
+        for e in events
+        if e.type == "message" and e.role == "agent"  # type: ignore[union-attr]
+        for p in e.content  # type: ignore[union-attr]
+    ]
     assert texts == ["after"]
     assert events[-1].reason == "completed"  # type: ignore[union-attr]
     hang.release()

@@ -15,8 +15,17 @@ from acp_server import __version__
 ROOT = Path(__file__).parents[2]
 ENTRY = ROOT / "registry" / "adk-acp"
 ALLOWED_PAINT = {"currentColor", "none", "inherit"}
-TOP_KEYS = {"id", "name", "version", "description", "repository", "authors", "license", "icon",
-            "distribution"}
+TOP_KEYS = {
+    "id",
+    "name",
+    "version",
+    "description",
+    "repository",
+    "authors",
+    "license",
+    "icon",
+    "distribution",
+}
 
 
 def _manifest() -> dict[str, object]:

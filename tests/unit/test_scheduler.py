@@ -45,7 +45,6 @@ class FakeHost(Host):
         return PermissionOutcome(option_id=self.answer)
 
 
-
 class FakeTool(GcliTool):
     """Records what happens to it; returns `output` (or raises `error`)."""
 

@@ -1,0 +1,145 @@
+"""A recorded conversation → the `session/update`s that show it again (`session/load`).
+
+Each recorded message becomes what the editor saw live: the user's prompt as
+`user_message_chunk`s (its text and images), the model's thoughts, text and tool
+calls (each as one `tool_call` with its final status, title, kind, locations,
+input and content: diffs included), notices and errors as agent text. After the
+messages: the last plan, the title, the mode and the config options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from acp import schema
+from pydantic import TypeAdapter, ValidationError
+
+from acp_server.updates import Update, config_update, mode_update, tool_content
+from runtime.protocol import DisplayContent
+from runtime.services.recording import Message
+
+_DISPLAY: TypeAdapter[DisplayContent] = TypeAdapter(DisplayContent)
+_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed"}
+
+
+def _text(text: str) -> schema.TextContentBlock:
+    return schema.TextContentBlock(type="text", text=text)
+
+
+def _user(message: Message) -> Iterator[Update]:
+    if message.get("synthetic"):
+        return
+    shown = message.get("displayContent")
+    content = message.get("content")
+    parts = content if isinstance(content, list) else [content]
+    if isinstance(shown, str) and shown:
+        yield schema.UserMessageChunk(session_update="user_message_chunk", content=_text(shown))
+    else:
+        for part in parts:
+            text = part.get("text") if isinstance(part, dict) else part
+            if isinstance(text, str) and text:
+                yield schema.UserMessageChunk(
+                    session_update="user_message_chunk", content=_text(text)
+                )
+    for part in parts:
+        blob = part.get("inlineData") if isinstance(part, dict) else None
+        if isinstance(blob, dict) and str(blob.get("mimeType", "")).startswith("image/"):
+            yield schema.UserMessageChunk(
+                session_update="user_message_chunk",
+                content=schema.ImageContentBlock(
+                    type="image", data=str(blob.get("data", "")), mime_type=blob["mimeType"]
+                ),
+            )
+
+
+def _display(items: Any) -> tuple[DisplayContent, ...]:
+    out = []
+    for item in items if isinstance(items, list) else []:
+        try:
+            out.append(_DISPLAY.validate_python(item))
+        except ValidationError:
+            continue
+    return tuple(out)
+
+
+def _tool_call(call: dict[str, Any]) -> schema.ToolCallStart:
+    locations = [
+        schema.ToolCallLocation(path=str(loc["path"]), line=loc.get("line"))
+        for loc in call.get("locations") or ()
+        if isinstance(loc, dict) and isinstance(loc.get("path"), str)
+    ]
+    content = tool_content(_display(call.get("display")))
+    if not content and isinstance(call.get("resultDisplay"), str) and call["resultDisplay"]:
+        content = [
+            schema.ContentToolCallContent(type="content", content=_text(call["resultDisplay"]))
+        ]
+    return schema.ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=str(call.get("id")),
+        title=str(call.get("displayName") or call.get("name") or "tool"),
+        kind=call.get("kind") or "other",
+        status=_STATUS.get(str(call.get("status")), "failed"),  # type: ignore[arg-type]
+        locations=locations or None,
+        raw_input=call.get("args"),
+        content=content or None,
+    )
+
+
+def _gemini(message: Message) -> Iterator[Update]:
+    for thought in message.get("thoughts") or ():
+        text = thought.get("description") if isinstance(thought, dict) else None
+        if isinstance(text, str) and text:
+            yield schema.AgentThoughtChunk(
+                session_update="agent_thought_chunk", content=_text(text)
+            )
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        yield schema.AgentMessageChunk(session_update="agent_message_chunk", content=_text(content))
+    for call in message.get("toolCalls") or ():
+        if isinstance(call, dict):
+            yield _tool_call(call)
+
+
+def message_updates(message: Message) -> Iterator[Update]:
+    kind = message.get("type")
+    if kind == "user":
+        yield from _user(message)
+    elif kind == "gemini":
+        yield from _gemini(message)
+    elif kind in ("info", "warning", "error") and isinstance(message.get("content"), str):
+        text = message["content"] if kind == "info" else f"\n\n**{message['content']}**\n"
+        yield schema.AgentMessageChunk(session_update="agent_message_chunk", content=_text(text))
+
+
+def replay_updates(
+    messages: list[Message],
+    metadata: dict[str, Any],
+    *,
+    mode: str,
+    config_options: list[dict[str, Any]],
+) -> Iterator[Update]:
+    """Everything `session/load` sends before it answers (see the module docstring)."""
+    for message in messages:
+        yield from message_updates(message)
+    plan = metadata.get("plan")
+    if isinstance(plan, list) and plan:
+        yield schema.AgentPlanUpdate.model_validate(
+            {
+                "sessionUpdate": "plan",
+                "entries": [
+                    {
+                        "content": str(e.get("content", "")),
+                        "priority": e.get("priority", "medium"),
+                        "status": e.get("status", "pending"),
+                    }
+                    for e in plan
+                    if isinstance(e, dict)
+                ],
+            }
+        )
+    title = metadata.get("title")
+    if isinstance(title, str) and title:
+        yield schema.SessionInfoUpdate(session_update="session_info_update", title=title)
+    yield mode_update(mode)
+    yield config_update(config_options)

@@ -1,0 +1,240 @@
+"""SessionRecorder: what a session records, and when (design: ChatRecordingService
+`recordMessage` on final, non-partial events).
+
+Two sources feed one record. The session service hands over every non-partial ADK
+event as it is appended (`on_adk_event`): the user's turn, each consolidated model
+response (text, thoughts, function calls with their exact parts, tokens, model),
+each batch of function responses. The protocol's events (`observe`) add what only
+the engine's side knows: which prompt the user typed (as opposed to a guard's
+nudge), each tool call's title, kind, locations, diff and final status, the title,
+model choice, mode and plan, notices and errors shown to the user.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from google.adk.events.event import Event
+from google.genai import types
+
+from runtime.protocol import (
+    AgentEvent,
+    CustomEvent,
+    ErrorEvent,
+    MessageEvent,
+    SessionUpdateEvent,
+    TextPart,
+    ToolDisplay,
+    ToolRequestEvent,
+    ToolResponseEvent,
+    UsageEvent,
+)
+from runtime.services.recording import ChatRecordingService, Message
+
+logger = logging.getLogger(__name__)
+
+
+def dump_part(part: types.Part) -> dict[str, Any]:
+    return part.model_dump(mode="json", exclude_none=True, by_alias=True)
+
+
+def _display_fields(display: ToolDisplay) -> dict[str, Any]:
+    return {
+        "displayName": display.title,
+        "kind": display.kind,
+        "locations": [loc.model_dump(exclude_none=True) for loc in display.locations],
+        "display": [item.model_dump(mode="json") for item in display.content],
+    }
+
+
+class SessionRecorder:
+    """Feeds one session's ChatRecordingService (see the module docstring)."""
+
+    def __init__(
+        self,
+        recording: ChatRecordingService,
+        on_metadata: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.recording = recording
+        self._on_metadata = on_metadata
+        self._prompt_text: str | None = None
+        self._call_message: dict[str, str] = {}  # function call id → gemini message id
+        self._last_model: Message | None = None
+        for message in recording.messages:
+            for call in message.get("toolCalls") or ():
+                self._call_message[str(call.get("id"))] = message["id"]
+
+    # ------------------------------------------------------------ ADK events (history)
+
+    def on_adk_event(self, event: Event) -> None:
+        try:
+            self._on_adk_event(event)
+        except Exception:  # noqa: BLE001 - recording must never break a turn
+            logger.exception("recording an event failed")
+
+    def _on_adk_event(self, event: Event) -> None:
+        content = event.content
+        if content is None or not content.parts or event.partial:
+            return
+        if event.author == "user":
+            self._user(event, content)
+            return
+        responses = [p.function_response for p in content.parts if p.function_response]
+        if responses:
+            self._responses(responses)
+        elif content.role == "model":
+            self._model(event, content)
+
+    def _user(self, event: Event, content: types.Content) -> None:
+        prompt, self._prompt_text = self._prompt_text, None
+        message: Message = {
+            "id": event.id,
+            "type": "user",
+            "content": [dump_part(p) for p in content.parts or ()],
+        }
+        if prompt is not None:
+            message["displayContent"] = prompt
+        else:
+            message["synthetic"] = True  # a guard's message (a loop nudge), not typed
+        self.recording.record_message(message)
+
+    def _model(self, event: Event, content: types.Content) -> None:
+        parts = content.parts or []
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        thoughts = [{"subject": "", "description": p.text} for p in parts if p.text and p.thought]
+        calls = []
+        for part in parts:
+            call = part.function_call
+            if call is None:
+                continue
+            call_id = call.id or f"call-{len(self._call_message)}"
+            calls.append(
+                {"id": call_id, "name": call.name, "args": call.args or {}, "status": "executing"}
+            )
+            self._call_message[call_id] = event.id
+        message: Message = {
+            "id": event.id,
+            "type": "gemini",
+            "content": text,
+            "parts": [dump_part(p) for p in parts],
+        }
+        if thoughts:
+            message["thoughts"] = thoughts
+        if calls:
+            message["toolCalls"] = calls
+        if event.model_version:
+            message["model"] = event.model_version
+        usage = event.usage_metadata
+        if usage is not None:
+            message["tokens"] = {
+                "input": usage.prompt_token_count or 0,
+                "output": usage.candidates_token_count or 0,
+                "cached": usage.cached_content_token_count or 0,
+                "thoughts": usage.thoughts_token_count or 0,
+                "total": usage.total_token_count or 0,
+            }
+        self._last_model = message
+        self.recording.record_message(message)
+
+    def _usage(self, event: UsageEvent) -> None:
+        """Tokens of the last model response, when its consolidated event had none."""
+        message = self._last_model
+        if message is None or message.get("tokens"):
+            return
+        message["tokens"] = {
+            "input": event.input_tokens or 0,
+            "output": event.output_tokens or 0,
+            "cached": event.cached_tokens or 0,
+        }
+        if event.model and not message.get("model"):
+            message["model"] = event.model
+        self.recording.record_message(message)
+
+    def _responses(self, responses: list[types.FunctionResponse]) -> None:
+        touched: dict[str, Message] = {}
+        for response in responses:
+            found = self._call(response.id or "")
+            if found is None:
+                continue
+            message, call = found
+            call["result"] = [dump_part(types.Part(function_response=response))]
+            if call.get("status") == "executing":
+                error = isinstance(response.response, dict) and "error" in response.response
+                call["status"] = "error" if error else "success"
+            touched[message["id"]] = message
+        for message in touched.values():
+            self.recording.record_message(message)
+
+    def _call(self, call_id: str) -> tuple[Message, dict[str, Any]] | None:
+        message_id = self._call_message.get(call_id)
+        message = self.recording.message(message_id) if message_id else None
+        if message is None:
+            return None
+        for call in message.get("toolCalls") or ():
+            if call.get("id") == call_id:
+                return message, call
+        return None
+
+    def masked(self, responses: list[types.FunctionResponse]) -> None:
+        """Masking replaced these responses in the live history: the record follows
+        (design: `updateMessagesFromHistory`), so a reloaded session stays masked."""
+        self._responses(responses)
+
+    # ------------------------------------------------------------ protocol events
+
+    def observe(self, event: AgentEvent) -> None:
+        try:
+            self._observe(event)
+        except Exception:  # noqa: BLE001 - recording must never break a turn
+            logger.exception("recording %s failed", event.type)
+
+    def _observe(self, event: AgentEvent) -> None:  # noqa: C901 - one branch per kind
+        if isinstance(event, MessageEvent) and event.role == "user":
+            self._prompt_text = "".join(p.text for p in event.content if isinstance(p, TextPart))
+        elif isinstance(event, ToolRequestEvent) and event.display is not None:
+            found = self._call(event.request_id)
+            if found is not None:
+                found[1].update(_display_fields(event.display))
+        elif isinstance(event, ToolResponseEvent):
+            found = self._call(event.request_id)
+            if found is None:
+                return
+            message, call = found
+            status = (event.data or {}).get("status")
+            call["status"] = (
+                "cancelled" if status == "cancelled" else "error" if event.is_error else "success"
+            )
+            if event.display is not None:
+                call.update(_display_fields(event.display))
+            output = (event.data or {}).get("output")
+            if isinstance(output, str):
+                call["resultDisplay"] = output[:2000]
+            self.recording.record_message(message)
+        elif isinstance(event, UsageEvent):
+            self._usage(event)
+        elif isinstance(event, SessionUpdateEvent):
+            fields: dict[str, Any] = {}
+            if event.title:
+                fields["title"] = event.title
+            if event.model:
+                fields["model"] = event.model
+            for key, value in (event.config or {}).items():
+                if key == "mode":
+                    fields["mode"] = value
+                elif key == "model":
+                    fields["modelChoice"] = value
+            if fields:
+                self.recording.set_metadata(**fields)
+                if self._on_metadata is not None:
+                    self._on_metadata(self.recording.metadata)
+        elif isinstance(event, CustomEvent):
+            data = event.data or {}
+            if event.kind == "plan":
+                self.recording.set_metadata(plan=data.get("entries", []))
+            elif event.kind == "notice" and data.get("text"):
+                self.recording.record_message({"type": "info", "content": str(data["text"])})
+        elif isinstance(event, ErrorEvent):
+            kind = "error" if event.fatal else "warning"
+            self.recording.record_message({"type": kind, "content": event.message})

@@ -1,0 +1,131 @@
+"""ChatCompressionService (design: ChatCompressionService; legacy-behaviors §8).
+
+When the last prompt's tokens reach `threshold` × the model's context window
+(0.5 by default; `model.compressionThreshold` in settings, as in Gemini CLI), or on
+`/compress`, the older part of the history is summarized: the newest 30% (by
+size) is kept, split at a user prompt, the rest goes to the model with a request
+for a `<state_snapshot>`, and the history the model sees restarts as
+`[user: summary, model: acknowledgement, ...kept]`. The record stays
+authoritative: the summary is recorded as a `compression` message pointing at the
+first kept message, so a loaded session can still be replayed whole while its
+model history starts at the summary. A failed summary call changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from google.genai import types
+
+from runtime.models.content_generator import ContentGenerator
+from runtime.services.recording import Message
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_THRESHOLD = 0.5
+KEEP_FRACTION = 0.3
+CHARS_PER_TOKEN = 4
+
+SUMMARY_INSTRUCTION = """\
+You are the component that compresses a coding agent's conversation history.
+Write a dense, structured snapshot of everything the agent needs to continue the work:
+the user's overall goal, key facts and decisions, files read or changed (with what
+changed), commands run and their outcomes, the current plan and what is left to do.
+Leave out pleasantries. Answer with the snapshot only, inside <state_snapshot> tags."""
+
+
+def compression_threshold(settings: dict[str, Any]) -> float:
+    """`model.compressionThreshold` (or the older `chatCompression.contextPercentageThreshold`),
+    a fraction of the context window; 0.5 when absent or invalid."""
+    model = settings.get("model")
+    value = model.get("compressionThreshold") if isinstance(model, dict) else None
+    if value is None:
+        older = settings.get("chatCompression")
+        value = older.get("contextPercentageThreshold") if isinstance(older, dict) else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1:
+        return float(value)
+    return DEFAULT_THRESHOLD
+
+
+def estimate_tokens(messages: list[Message]) -> int:
+    size = sum(len(json.dumps(m.get("parts") or m.get("content") or "")) for m in messages)
+    return size // CHARS_PER_TOKEN
+
+
+@dataclass(frozen=True)
+class CompressionResult:
+    summary: str
+    kept_from: str | None
+    tokens_before: int
+    tokens_after: int
+
+
+class CompressionError(Exception):
+    """The summary could not be made; the history is unchanged."""
+
+
+def split_point(history: list[Message]) -> int | None:
+    """Index of the first kept message: a typed user prompt, with about the newest
+    30% of the history (by size) from it on. None: nothing worth compressing."""
+    sizes = [len(json.dumps(m.get("parts") or m.get("content") or "")) for m in history]
+    total = sum(sizes)
+    kept = 0
+    candidate: int | None = None
+    for index in range(len(history) - 1, 0, -1):
+        kept += sizes[index]
+        message = history[index]
+        if message.get("type") == "user" and not message.get("synthetic"):
+            candidate = index
+            if kept >= KEEP_FRACTION * total:
+                break
+    return candidate
+
+
+class ChatCompressionService:
+    """Summarizes the older history through the session's content generator."""
+
+    def __init__(self, generator: ContentGenerator) -> None:
+        self._generator = generator
+
+    async def compress(
+        self,
+        history: list[Message],
+        contents: list[list[types.Content]],
+        model: str,
+        tokens: int,
+    ) -> CompressionResult:
+        """`history`: the model-visible messages; `contents`: the same as genai contents,
+        one list per message (so the split can be mapped)."""
+        split = split_point(history)
+        older = history[:split] if split is not None else history
+        if not older or split is None:
+            raise CompressionError("the conversation is too short to compress")
+        old_contents = [c for per in contents[:split] for c in per]
+        request: list[types.Content] = [
+            *old_contents,
+            types.Content(
+                role="user",
+                parts=[types.Part(text="Write the <state_snapshot> of the conversation so far.")],
+            ),
+        ]
+        config = types.GenerateContentConfig(system_instruction=SUMMARY_INSTRUCTION)
+        try:
+            response = await self._generator.generate_content(
+                model=model, contents=request, config=config
+            )
+        except Exception as exc:  # noqa: BLE001 - any failure leaves the history untouched
+            raise CompressionError(f"the summary request failed: {exc}") from exc
+        summary = (response.text or "").strip() if response is not None else ""
+        if not summary:
+            raise CompressionError("the model returned an empty summary")
+        kept = history[split:]
+        after = estimate_tokens(kept) + len(summary) // CHARS_PER_TOKEN
+        return CompressionResult(
+            summary=summary,
+            kept_from=str(kept[0]["id"]) if kept else None,
+            tokens_before=tokens or estimate_tokens(history),
+            tokens_after=after,
+        )

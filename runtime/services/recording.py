@@ -1,0 +1,382 @@
+"""ChatRecordingService and the session store (design: ChatRecordingService; see
+`shared/reference/legacy-behaviors.md` §8 for the ConversationRecord shape).
+
+One JSONL file per session, append-only, in Gemini CLI's ConversationRecord shape:
+line 1 is the metadata (`sessionId`, `projectHash`, `startTime`, `lastUpdated`,
+`kind`, and ours: `cwd`, `additionalDirectories`); then message records (`id`,
+`timestamp`, `type`, `content`, ...; an updated message is appended again and the
+last write wins by id), `{"$set": {...}}` metadata lines and
+`{"$rewindTo": messageId}` lines. Every line is one `os.write` on an `O_APPEND`
+descriptor, so a `kill -9` loses at most the line being written, and a torn last
+line is skipped on load with a log line.
+
+Layout: `<sessions dir>/<project hash>/<session id>.jsonl`, next to a small
+`<session id>.meta.json` (cwd, title, start time), rewritten atomically when the
+title changes, so `session/list` reads one small file per listed session and takes
+`updatedAt` from the record's mtime. Session ids are random UUIDs: two processes on
+one workspace never write the same file.
+
+Our extensions to Gemini CLI's records (ignored by its reader): a gemini message
+keeps the model's exact `parts` (thought signatures included) for the history
+rebuild; a tool call keeps its `kind`, `locations` and `display` content (diffs) for
+the replay; a user message a guard sent (a loop nudge) is `synthetic`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+RECORD_SUFFIX = ".jsonl"
+META_SUFFIX = ".meta.json"
+LISTED_FIELDS = frozenset({"title", "additionalDirectories"})
+
+Message = dict[str, Any]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def project_hash(cwd: Path) -> str:
+    """Gemini CLI's project hash: sha256 of the workspace path."""
+    return hashlib.sha256(str(cwd).encode()).hexdigest()
+
+
+def new_message_id() -> str:
+    return uuid.uuid4().hex
+
+
+def default_sessions_dir(env: dict[str, str], home: Path) -> Path:
+    """`$XDG_STATE_HOME/adk-acp/sessions`, by default `~/.local/state/adk-acp/sessions`."""
+    state = env.get("XDG_STATE_HOME")
+    base = Path(state) if state and Path(state).is_absolute() else home / ".local" / "state"
+    return base / "adk-acp" / "sessions"
+
+
+# ---------------------------------------------------------------- the record
+
+
+@dataclass
+class ConversationRecord:
+    """A session's record as loaded: metadata with `$set`s applied, messages in order."""
+
+    session_id: str
+    metadata: dict[str, Any]
+    messages: list[Message] = field(default_factory=list)
+    torn_lines: int = 0
+
+    @property
+    def cwd(self) -> str | None:
+        cwd = self.metadata.get("cwd")
+        return cwd if isinstance(cwd, str) else None
+
+    @property
+    def title(self) -> str | None:
+        title = self.metadata.get("title")
+        return title if isinstance(title, str) else None
+
+
+def apply_line(record: ConversationRecord, order: dict[str, Message], line: dict[str, Any]) -> None:
+    """Fold one parsed line into the record (`order`: messages by id, in first-seen order)."""
+    if "$set" in line:
+        if isinstance(line["$set"], dict):
+            record.metadata.update(line["$set"])
+        return
+    if "$rewindTo" in line:
+        target = line["$rewindTo"]
+        if target in order:
+            keys = list(order)
+            for key in keys[keys.index(target) :]:
+                del order[key]
+        return
+    if isinstance(line.get("id"), str) and isinstance(line.get("type"), str):
+        order[line["id"]] = line
+
+
+def parse_record(
+    text: str, *, session_id: str | None = None, source: str = ""
+) -> ConversationRecord:
+    """Parse a record's text. Unparseable lines (a torn last line after a crash) are
+    skipped and counted; a missing metadata line leaves the metadata empty."""
+    record = ConversationRecord(session_id=session_id or "", metadata={})
+    order: dict[str, Message] = {}
+    first = True
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            record.torn_lines += 1
+            continue
+        if not isinstance(line, dict):
+            record.torn_lines += 1
+            continue
+        if first and "sessionId" in line and "type" not in line:
+            record.metadata.update(line)
+        else:
+            apply_line(record, order, line)
+        first = False
+    if record.torn_lines:
+        logger.warning("record %s: skipped %d unreadable line(s)", source, record.torn_lines)
+    record.messages = list(order.values())
+    record.session_id = record.session_id or str(record.metadata.get("sessionId") or "")
+    return record
+
+
+def load_record(path: Path) -> ConversationRecord:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return parse_record(text, session_id=path.name.removesuffix(RECORD_SUFFIX), source=str(path))
+
+
+# ---------------------------------------------------------------- the service
+
+
+class ChatRecordingService:
+    """Appends one session's record as it happens (design: ChatRecordingService).
+
+    Messages are kept in memory too (`messages`), so updates (a tool call's result)
+    rewrite a whole message record, and `rewind_to` knows what it removes."""
+
+    def __init__(self, path: Path, record: ConversationRecord) -> None:
+        self.path = path
+        self.session_id = record.session_id
+        self.metadata = dict(record.metadata)
+        self._messages: dict[str, Message] = {m["id"]: m for m in record.messages}
+        self.on_listing_changed: Callable[[dict[str, Any]], None] | None = None
+        """Called with the metadata when a listed field (title) changes: the store's index."""
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        if record.torn_lines:
+            self._write_raw(b"\n")  # the next line must not continue a torn one
+
+    # ------------------------------------------------------------ writing
+
+    def _write_raw(self, data: bytes) -> None:
+        if self._fd is None:
+            return
+        try:
+            os.write(self._fd, data)
+        except OSError as exc:  # a full disk must not end the turn
+            logger.warning("cannot write the session record %s: %s", self.path, exc)
+
+    def _write(self, line: dict[str, Any]) -> None:
+        data = json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self._write_raw(data.encode("utf-8"))
+
+    @property
+    def messages(self) -> list[Message]:
+        return list(self._messages.values())
+
+    def message(self, message_id: str) -> Message | None:
+        return self._messages.get(message_id)
+
+    def record_message(self, message: Message) -> None:
+        """Record a new message or an updated one (same id: last write wins)."""
+        message.setdefault("id", new_message_id())
+        message.setdefault("timestamp", now_iso())
+        self._messages[message["id"]] = message
+        self._write(message)
+
+    def set_metadata(self, **fields: Any) -> None:
+        """Record metadata changes (title, model, mode, plan...)."""
+        changed = {k: v for k, v in fields.items() if self.metadata.get(k) != v}
+        if not changed:
+            return
+        self.metadata.update(changed)
+        self._write({"$set": changed})
+        if self.on_listing_changed is not None and LISTED_FIELDS & changed.keys():
+            self.on_listing_changed(self.metadata)
+
+    def rewind_to(self, message_id: str) -> list[Message]:
+        """Drop `message_id` and everything after it; returns what was dropped
+        (unknown id: nothing changes)."""
+        if message_id not in self._messages:
+            return []
+        keys = list(self._messages)
+        dropped = [self._messages.pop(k) for k in keys[keys.index(message_id) :]]
+        self._write({"$rewindTo": message_id})
+        return dropped
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+# ---------------------------------------------------------------- the store
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One listed session."""
+
+    session_id: str
+    cwd: str
+    title: str | None
+    updated_at: float
+    additional_directories: tuple[str, ...] = ()
+    source: str = "adk-acp"
+
+
+class SessionStore:
+    """Where records live: one folder per workspace under `root`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _folder(self, cwd: Path) -> Path:
+        return self.root / project_hash(cwd)[:16]
+
+    def create(
+        self,
+        session_id: str,
+        cwd: Path,
+        *,
+        additional: tuple[Path, ...] = (),
+        kind: str = "main",
+        extra: dict[str, Any] | None = None,
+    ) -> ChatRecordingService:
+        folder = self._folder(cwd)
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = folder / f"{session_id}{RECORD_SUFFIX}"
+        started = now_iso()
+        metadata = {
+            "sessionId": session_id,
+            "projectHash": project_hash(cwd),
+            "startTime": started,
+            "lastUpdated": started,
+            "kind": kind,
+            "cwd": str(cwd),
+            "additionalDirectories": [str(p) for p in additional],
+            **(extra or {}),
+        }
+        with open(path, "x", encoding="utf-8") as out:  # a new id: the file must not exist
+            out.write(json.dumps(metadata, ensure_ascii=False) + "\n")
+        os.chmod(path, 0o600)
+        self.write_meta(path, metadata)
+        return self._service(path, ConversationRecord(session_id, metadata))
+
+    def _service(self, path: Path, record: ConversationRecord) -> ChatRecordingService:
+        service = ChatRecordingService(path, record)
+        service.on_listing_changed = lambda meta: self.write_meta(path, meta)
+        return service
+
+    def open(self, session_id: str) -> tuple[ChatRecordingService, ConversationRecord] | None:
+        """The recorder of an existing session (appending) and its record as loaded."""
+        path = self.find(session_id)
+        if path is None:
+            return None
+        record = load_record(path)
+        return self._service(path, record), record
+
+    def find(self, session_id: str) -> Path | None:
+        if not _safe_id(session_id) or not self.root.is_dir():
+            return None
+        for folder in _subdirs(self.root):
+            path = folder / f"{session_id}{RECORD_SUFFIX}"
+            if path.is_file():
+                return path
+        return None
+
+    @staticmethod
+    def write_meta(record_path: Path, fields: dict[str, Any]) -> None:
+        """The listing's sidecar next to the record, replaced atomically."""
+        folder = record_path.parent
+        session_id = record_path.name.removesuffix(RECORD_SUFFIX)
+        meta = {
+            "sessionId": session_id,
+            "cwd": fields.get("cwd"),
+            "title": fields.get("title"),
+            "startTime": fields.get("startTime"),
+            "additionalDirectories": fields.get("additionalDirectories") or [],
+        }
+        tmp = folder / f".{session_id}.{os.getpid()}.tmp"
+        try:
+            tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, folder / f"{session_id}{META_SUFFIX}")
+        except OSError as exc:
+            logger.warning("cannot write the session index for %s: %s", session_id, exc)
+
+    def delete(self, session_id: str) -> bool:
+        path = self.find(session_id)
+        if path is None:
+            return False
+        path.unlink(missing_ok=True)
+        path.with_name(f"{session_id}{META_SUFFIX}").unlink(missing_ok=True)
+        return True
+
+    def list(self, cwd: Path | None = None) -> list[SessionSummary]:
+        """Recorded sessions, newest first (by the record's last write)."""
+        folders = [self._folder(cwd)] if cwd is not None else list(_subdirs(self.root))
+        found: list[tuple[float, Path]] = []
+        for folder in folders:
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.endswith(RECORD_SUFFIX):
+                    try:
+                        found.append((entry.stat().st_mtime, Path(entry.path)))
+                    except OSError:
+                        continue
+        found.sort(key=lambda item: item[0], reverse=True)
+        out = []
+        for mtime, path in found:
+            summary = self._summary(path, mtime)
+            if summary is not None and (cwd is None or summary.cwd == str(cwd)):
+                out.append(summary)
+        return out
+
+    def _summary(self, path: Path, mtime: float) -> SessionSummary | None:
+        session_id = path.name.removesuffix(RECORD_SUFFIX)
+        meta_path = path.with_name(f"{session_id}{META_SUFFIX}")
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            meta = None
+        if not isinstance(meta, dict):  # no sidecar (an older record): read the first line
+            try:
+                with path.open(encoding="utf-8") as handle:
+                    meta = json.loads(handle.readline())
+            except (OSError, ValueError):
+                return None
+            if not isinstance(meta, dict):
+                return None
+        cwd = meta.get("cwd")
+        if not isinstance(cwd, str):
+            return None
+        title = meta.get("title")
+        extra = meta.get("additionalDirectories") or []
+        return SessionSummary(
+            session_id=session_id,
+            cwd=cwd,
+            title=title if isinstance(title, str) else None,
+            updated_at=mtime,
+            additional_directories=tuple(str(d) for d in extra if isinstance(d, str)),
+        )
+
+
+def _safe_id(session_id: str) -> bool:
+    return 0 < len(session_id) <= 128 and all(c.isalnum() or c in "-_" for c in session_id)
+
+
+def _subdirs(root: Path) -> Iterator[Path]:
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield Path(entry.path)
