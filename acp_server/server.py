@@ -48,6 +48,9 @@ class AcpServer:
         prompt.register(self)
         modes.register(self)
 
+    def home(self) -> Path:
+        return self.options.home or Path(self.options.env.get("HOME") or Path.home())
+
     def store(self) -> SessionStore:
         """Where sessions are recorded (resolved once: flag, user setting, XDG state dir)."""
         if self._store is None:

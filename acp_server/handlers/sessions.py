@@ -27,6 +27,8 @@ from acp_server.replay import replay_updates
 from acp_server.session import AcpSession
 from runtime.config import resolve_auth, resolve_config
 from runtime.errors import AuthRequiredError
+from runtime.services.gemini_cli_chats import PREFIX as GEMINI_CLI_PREFIX
+from runtime.services.gemini_cli_chats import GeminiCliChats
 from runtime.services.recording import (
     ChatRecordingService,
     ConversationRecord,
@@ -144,8 +146,25 @@ def register(server: AcpServer) -> None:  # noqa: C901 - one closure per method
             "configOptions": server.config_options.options(session.runtime),
         }
 
+    def gemini_cli() -> GeminiCliChats:
+        return GeminiCliChats(server.home())
+
+    def imported(session_id: str, cwd: Path) -> tuple[ChatRecordingService, ConversationRecord]:
+        """A Gemini CLI chat, copied into our store the first time it is opened."""
+        chat = gemini_cli().read(cwd, session_id)
+        if chat is None:
+            raise session_not_found(session_id)
+        recording = server.store().create(session_id, cwd, extra=chat.metadata)
+        for message in chat.messages:
+            recording.record_message(dict(message))
+        if chat.title:
+            recording.set_metadata(title=chat.title)
+        return recording, ConversationRecord(session_id, recording.metadata, recording.messages)
+
     def recorded(session_id: str, cwd_raw: str) -> tuple[ChatRecordingService, ConversationRecord]:
         opened = server.store().open(session_id)
+        if opened is None and session_id.startswith(GEMINI_CLI_PREFIX):
+            return imported(session_id, _directory(cwd_raw, "cwd"))
         if opened is None:
             raise session_not_found(session_id)
         recording, record = opened
@@ -262,6 +281,10 @@ def register(server: AcpServer) -> None:  # noqa: C901 - one closure per method
         cwd = _directory(params.cwd, "cwd") if params.cwd else None
         offset = _offset(params.cursor)
         found = server.store().list(cwd)
+        if cwd is not None:  # Gemini CLI's chats of this workspace, not yet imported
+            ours = {s.session_id for s in found}
+            theirs = [s for s in gemini_cli().list(cwd) if s.session_id not in ours]
+            found = sorted([*found, *theirs], key=lambda s: s.updated_at, reverse=True)
         page = found[offset : offset + PAGE_SIZE]
         sessions = [
             {
@@ -269,6 +292,7 @@ def register(server: AcpServer) -> None:  # noqa: C901 - one closure per method
                 "cwd": s.cwd,
                 "title": s.title,
                 "updatedAt": _iso(s.updated_at),
+                **({"_meta": {"source": s.source}} if s.source != "adk-acp" else {}),
                 **(
                     {"additionalDirectories": list(s.additional_directories)}
                     if s.additional_directories

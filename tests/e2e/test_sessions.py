@@ -296,3 +296,116 @@ async def test_two_processes_on_one_workspace_keep_their_own_records(
         await third.load_session(session_id, agent.workspace)
         users = [u["content"]["text"] for u in third.updates(session_id, "user_message_chunk")]
         assert users == [f"{word} {i}" for i in range(3)]
+
+
+async def test_a_gemini_cli_chat_of_the_workspace_is_listed_and_continues_here(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    import hashlib
+
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    chats = (
+        agent.home
+        / ".gemini"
+        / "tmp"
+        / hashlib.sha256(str(agent.workspace).encode()).hexdigest()
+        / "chats"
+    )
+    chats.mkdir(parents=True)
+    chat = {
+        "sessionId": "5d9c7a10-0000-4000-8000-000000000001",
+        "projectHash": "x",
+        "startTime": "2026-11-24T10:00:00.000Z",
+        "lastUpdated": "2026-11-24T10:05:00.000Z",
+        "messages": [
+            {
+                "id": "m1",
+                "timestamp": "2026-11-24T10:00:00.000Z",
+                "type": "user",
+                "content": "fix the bug in a.py",
+            },
+            {
+                "id": "m2",
+                "timestamp": "2026-11-24T10:01:00.000Z",
+                "type": "gemini",
+                "content": "Fixed it.",
+                "toolCalls": [
+                    {
+                        "id": "replace-1",
+                        "name": "replace",
+                        "args": {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"},
+                        "status": "success",
+                        "timestamp": "2026-11-24T10:00:30.000Z",
+                        "displayName": "Edit",
+                        "result": [
+                            {
+                                "functionResponse": {
+                                    "id": "replace-1",
+                                    "name": "replace",
+                                    "response": {"output": "Edited a.py"},
+                                }
+                            }
+                        ],
+                        "resultDisplay": {
+                            "fileDiff": "--- a.py\n+++ a.py\n-x = 1\n+x = 2\n",
+                            "fileName": "a.py",
+                            "originalContent": "x = 1\n",
+                            "newContent": "x = 2\n",
+                        },
+                    }
+                ],
+            },
+        ],
+    }
+    source = chats / "session-2026-11-24T10-00-5d9c7a10.json"
+    source.write_text(json.dumps(chat), encoding="utf-8")
+    original = source.read_bytes()
+    client = agent.client
+
+    listed = (await client.request("session/list", {"cwd": str(agent.workspace)}))["sessions"]
+    imported_id = "gemini-cli-5d9c7a10-0000-4000-8000-000000000001"
+    assert [s["sessionId"] for s in listed] == [agent.session_id, imported_id] or [
+        s["sessionId"] for s in listed
+    ] == [imported_id, agent.session_id]
+    [entry] = [s for s in listed if s["sessionId"] == imported_id]
+    assert entry["title"] == "fix the bug in a.py"
+
+    await client.load_session(imported_id, agent.workspace)
+    replay = client.updates(imported_id)
+    assert [u["content"]["text"] for u in replay if u["sessionUpdate"] == "user_message_chunk"] == [
+        "fix the bug in a.py"
+    ]
+    [call] = [u for u in replay if u["sessionUpdate"] == "tool_call"]
+    assert call["status"] == "completed" and call["title"] == "Edit"
+    [diff] = [c for c in call["content"] if c["type"] == "diff"]
+    assert diff["path"] == str(agent.workspace / "a.py") and diff["newText"] == "x = 2\n"
+    assert "Fixed it." in client.text_of(imported_id)
+
+    fake_gemini.add(text_response("continuing from the terminal"))
+    assert await client.prompt(imported_id, "and now?") == {"stopReason": "end_turn"}
+    assert contents_text(fake_gemini.generate_requests[-1]) == [
+        ("user", "fix the bug in a.py"),
+        ("model", "Fixed it."),
+        ("model", "call:replace"),
+        ("user", "response:replace"),
+        ("user", "and now?"),
+    ]
+    assert source.read_bytes() == original  # Gemini CLI's file is never written
+    again = (await client.request("session/list", {"cwd": str(agent.workspace)}))["sessions"]
+    assert [s["sessionId"] for s in again].count(imported_id) == 1
+    assert "_meta" not in [s for s in again if s["sessionId"] == imported_id][0]  # ours now
+
+
+async def test_mcp_servers_given_to_load_are_started(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    from tests.e2e.test_mcp import stdio_entry
+
+    fake_gemini.add(text_response("first"))
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    await agent.prompt("hello")
+    client = await another_process(make_agent, agent)
+    await client.load_session(agent.session_id, agent.workspace, [stdio_entry("demo")])
+    fake_gemini.add(text_response("second"))
+    await client.prompt(agent.session_id, "which tools?")
+    assert "mcp_demo_echo" in fake_gemini.generate_requests[-1].function_declaration_names
