@@ -15,6 +15,9 @@ so read ratios and medians, never single numbers. Groups (`--only`):
   `session/cancel` while the reply streams (50 ms per chunk) → `cancelled`;
 - `fake`    — as many processes with `--fake-responses`: the first prompt (cold),
   prompts 200 ms apart (warm), 200-chunk streams, more `session/new`s;
+- `tools`   — tool round trips (`bench/tools_bench.py`);
+- `sessions` — `session/load` of a long recorded session, recording's cost on a
+  stream and per message, `session/list` over 1 000 sessions (`bench/sessions_bench.py`);
 - `cold`    — `session/new` sent right after `initialize` (info);
 - `oneshot` — an `acpx exec`-like client: `initialize` and `session/new` written
   together at spawn, the prompt as soon as the session id is known (info), plus an
@@ -50,7 +53,7 @@ if str(ROOT) not in sys.path:
 from bench.client import AgentProcess, Received, Turn  # noqa: E402
 
 ECHO_AGENT = ROOT / "bench" / "echo_agent.py"
-GROUPS = ("spawn", "api", "fake", "tools", "cold", "oneshot")
+GROUPS = ("spawn", "api", "fake", "tools", "sessions", "cold", "oneshot")
 STREAM_CHUNKS = 200
 WARM_PAUSE_S = 0.2
 SETTLE_MIN_S = 3.0
@@ -66,6 +69,7 @@ _SCRUB_ENV = (
     "GOOGLE_VERTEX_BASE_URL",
     "GEMINI_MODEL",
     "ADK_ACP_TRACE_FILE",
+    "XDG_STATE_HOME",
     "ECHO_AGENT_CHUNKS",
     "PYTHONPROFILEIMPORTTIME",
 )
@@ -868,6 +872,10 @@ def run(runs: int, groups: Sequence[str]) -> tuple[list[Metric], list[str]]:
             from bench.tools_bench import measure_tools
 
             metrics += measure_tools(box, procs)
+        if "sessions" in groups:
+            from bench.sessions_bench import measure_sessions
+
+            metrics += measure_sessions(box, procs)
         if "cold" in groups:
             metrics.append(measure_cold_session_new(plain, echo, procs))
         if "oneshot" in groups:

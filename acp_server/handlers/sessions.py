@@ -33,6 +33,7 @@ from runtime.services.recording import (
     ChatRecordingService,
     ConversationRecord,
     Message,
+    SessionSummary,
     load_record,
 )
 from runtime.tools.policy.modes import is_mode
@@ -278,14 +279,29 @@ def register(server: AcpServer) -> None:  # noqa: C901 - one closure per method
         return answer(session, sessionId=session_id)
 
     async def list_sessions(params: schema.ListSessionsRequest) -> dict[str, Any]:
+        """Newest first; only the listed page's index files are read."""
         cwd = _directory(params.cwd, "cwd") if params.cwd else None
         offset = _offset(params.cursor)
-        found = server.store().list(cwd)
+        store = server.store()
+        found: list[tuple[float, Any]] = list(store.entries(cwd))
         if cwd is not None:  # Gemini CLI's chats of this workspace, not yet imported
-            ours = {s.session_id for s in found}
+            ours = {path.name.removesuffix(".jsonl") for _, path in found}
             theirs = [s for s in gemini_cli().list(cwd) if s.session_id not in ours]
-            found = sorted([*found, *theirs], key=lambda s: s.updated_at, reverse=True)
-        page = found[offset : offset + PAGE_SIZE]
+            found = sorted(
+                [*found, *((s.updated_at, s) for s in theirs)],
+                key=lambda item: item[0],
+                reverse=True,
+            )
+        page: list[SessionSummary] = []
+        index = offset
+        while index < len(found) and len(page) < PAGE_SIZE:
+            mtime, item = found[index]
+            index += 1
+            summary = (
+                item if isinstance(item, SessionSummary) else store.summary((mtime, item), cwd)
+            )
+            if summary is not None:
+                page.append(summary)
         sessions = [
             {
                 "sessionId": s.session_id,
@@ -302,8 +318,8 @@ def register(server: AcpServer) -> None:  # noqa: C901 - one closure per method
             for s in page
         ]
         result: dict[str, Any] = {"sessions": sessions}
-        if offset + PAGE_SIZE < len(found):
-            result["nextCursor"] = _cursor(offset + PAGE_SIZE)
+        if index < len(found):
+            result["nextCursor"] = _cursor(index)
         return result
 
     async def close_session(params: schema.CloseSessionRequest) -> dict[str, Any]:

@@ -316,8 +316,9 @@ class SessionStore:
         path.with_name(f"{session_id}{META_SUFFIX}").unlink(missing_ok=True)
         return True
 
-    def list(self, cwd: Path | None = None) -> list[SessionSummary]:
-        """Recorded sessions, newest first (by the record's last write)."""
+    def entries(self, cwd: Path | None = None) -> list[tuple[float, Path]]:
+        """(last write, record path) of the recorded sessions, newest first: one
+        `scandir` per folder, no file read."""
         folders = [self._folder(cwd)] if cwd is not None else list(_subdirs(self.root))
         found: list[tuple[float, Path]] = []
         for folder in folders:
@@ -332,10 +333,21 @@ class SessionStore:
                     except OSError:
                         continue
         found.sort(key=lambda item: item[0], reverse=True)
+        return found
+
+    def summary(self, entry: tuple[float, Path], cwd: Path | None = None) -> SessionSummary | None:
+        """One listed session (its sidecar read); None if unreadable or of another cwd."""
+        summary = self._summary(entry[1], entry[0])
+        if summary is None or (cwd is not None and summary.cwd != str(cwd)):
+            return None
+        return summary
+
+    def list(self, cwd: Path | None = None) -> list[SessionSummary]:
+        """Recorded sessions, newest first (by the record's last write)."""
         out = []
-        for mtime, path in found:
-            summary = self._summary(path, mtime)
-            if summary is not None and (cwd is None or summary.cwd == str(cwd)):
+        for entry in self.entries(cwd):
+            summary = self.summary(entry, cwd)
+            if summary is not None:
                 out.append(summary)
         return out
 

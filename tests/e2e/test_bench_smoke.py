@@ -115,3 +115,13 @@ def test_tool_round_trips_run_for_both_agents(box: bench.Sandbox) -> None:
     floor = tool_run(bench.echo_spec(box), 1)
     assert all(_is_figure(v) for v in (*reads, *writes, *cancels, *floor[0], *floor[1], *floor[2]))
     assert (box.workspace / "out" / "bench_0.txt").read_text() == "line 0\n"
+
+
+def test_session_figures_run(box: bench.Sandbox) -> None:
+    from bench.sessions_bench import load_and_list_run, per_message_cost, stream_overhead
+
+    news, loaded, listed, floor = load_and_list_run(box, 1)
+    with_rec, without = stream_overhead(box, rounds=1, turns=1)
+    per_message = per_message_cost(box, 5)
+    figures = (*news, *loaded, *listed, *floor, *with_rec, *without, *per_message)
+    assert len(figures) == 9 and all(_is_figure(v) for v in figures)
