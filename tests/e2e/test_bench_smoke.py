@@ -124,4 +124,4 @@ def test_session_figures_run(box: bench.Sandbox) -> None:
     with_rec, without = stream_overhead(box, rounds=1, turns=1)
     per_message = per_message_cost(box, 5)
     figures = (*news, *loaded, *listed, *floor, *with_rec, *without, *per_message)
-    assert len(figures) == 9 and all(_is_figure(v) for v in figures)
+    assert len(figures) == 11 and all(_is_figure(v) for v in figures)
