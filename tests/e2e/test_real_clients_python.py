@@ -233,3 +233,34 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
         assert await asyncio.wait_for(running, 20) == "cancelled"
         assert client.terminals["t2"].returncode is not None  # killed, not left running
         assert "read it" in client.text() and "ran" in client.text()
+
+    # The editor is reopened: a new process lists the thread and loads it back.
+    client = SdkClient()
+    async with spawn_agent_process(
+        client,
+        sys.executable,
+        "-m",
+        "acp_server.cli",
+        "--fake-responses",
+        str(script),
+        env=env,
+        cwd=str(workspace),
+    ) as (conn, _process):
+        await conn.initialize(protocol_version=1, client_capabilities=caps)
+        listed = await conn.list_sessions(cwd=str(workspace))
+        assert [s.session_id for s in listed.sessions] == [sid]
+        assert listed.sessions[0].title == "read a.txt"
+        loaded = await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        assert loaded.modes is not None
+        users = [
+            u.content.text
+            for u in client.updates
+            if isinstance(u, schema.UserMessageChunk)
+            and isinstance(u.content, schema.TextContentBlock)
+        ]
+        assert users[:4] == ["read a.txt", "create new.txt", "edit a.txt", "run a command"]
+        starts = [u for u in client.updates if isinstance(u, schema.ToolCallStart)]
+        assert [s.status for s in starts][:4] == ["completed"] * 4
+        assert "read it" in client.text() and "edited" in client.text()
+        closed = await conn.close_session(session_id=sid)
+        assert closed is not None

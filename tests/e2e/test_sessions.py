@@ -67,8 +67,9 @@ def contents_text(request: Any) -> list[tuple[str, str]]:
     return out
 
 
+@pytest.mark.parametrize("after_s", [0.0, 0.5], ids=["at-once", "half-a-second-later"])
 async def test_a_session_killed_with_sigkill_is_listed_loaded_replayed_and_continued(
-    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, after_s: float
 ) -> None:
     fake_gemini.add(
         function_call_response(
@@ -82,6 +83,7 @@ async def test_a_session_killed_with_sigkill_is_listed_loaded_replayed_and_conti
     )
     assert await agent.prompt("Create notes.txt please") == {"stopReason": "end_turn"}
     assert await agent.prompt("What is the answer?") == {"stopReason": "end_turn"}
+    await asyncio.sleep(after_s)
     await kill_9(agent.client)  # Zed closes its agent with SIGKILL
 
     client = await another_process(make_agent, agent, "--approval-mode", "yolo")
