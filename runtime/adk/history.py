@@ -106,6 +106,7 @@ def history_messages(messages: list[Message]) -> list[Message]:
     after a compression its summary first, then the messages it kept (from its
     `keptFrom`) and everything after."""
     turns = ("user", "gemini")
+    messages = [m for m in messages if not m.get("partial")]  # shown, never sent back
     last = next(
         (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("type") == "compression"),
         None,

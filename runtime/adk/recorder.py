@@ -20,6 +20,7 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from runtime.protocol import (
+    AgentEndEvent,
     AgentEvent,
     CustomEvent,
     ErrorEvent,
@@ -62,6 +63,7 @@ class SessionRecorder:
         self._prompt_text: str | None = None
         self._call_message: dict[str, str] = {}  # function call id → gemini message id
         self._last_model: Message | None = None
+        self._unrecorded: list[str] = []  # agent text streamed since the last model record
         for message in recording.messages:
             for call in message.get("toolCalls") or ():
                 self._call_message[str(call.get("id"))] = message["id"]
@@ -136,6 +138,7 @@ class SessionRecorder:
                 "total": usage.total_token_count or 0,
             }
         self._last_model = message
+        self._unrecorded.clear()
         self.recording.record_message(message)
 
     def _usage(self, event: UsageEvent) -> None:
@@ -193,6 +196,15 @@ class SessionRecorder:
     def _observe(self, event: AgentEvent) -> None:  # noqa: C901 - one branch per kind
         if isinstance(event, MessageEvent) and event.role == "user":
             self._prompt_text = "".join(p.text for p in event.content if isinstance(p, TextPart))
+        elif isinstance(event, MessageEvent) and event.role == "agent":
+            self._unrecorded += [p.text for p in event.content if isinstance(p, TextPart)]
+        elif isinstance(event, AgentEndEvent) and self._unrecorded:
+            # A cancelled (or cut) answer: what the user saw is kept for the replay;
+            # the model never got it back in its history, so the rebuild skips it.
+            text, self._unrecorded = "".join(self._unrecorded), []
+            last = self._last_model
+            if last is None or last.get("content") != text:  # not a repeat of a recorded one
+                self.recording.record_message({"type": "gemini", "content": text, "partial": True})
         elif isinstance(event, ToolRequestEvent) and event.display is not None:
             found = self._call(event.request_id)
             if found is not None:

@@ -411,3 +411,28 @@ async def test_mcp_servers_given_to_load_are_started(
     fake_gemini.add(text_response("second"))
     await client.prompt(agent.session_id, "which tools?")
     assert "mcp_demo_echo" in fake_gemini.generate_requests[-1].function_declaration_names
+
+
+async def test_a_cancelled_answer_is_replayed_as_seen_but_not_sent_back_to_the_model(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    hang = HangPoint()
+    fake_gemini.add(text_response(["Half an ", "answer"]).hang_after(1, hang))
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    pending = agent.client.start_prompt(agent.session_id, "tell me")
+    await hang.wait_reached_async(10)
+    await agent.client.wait_for_update(
+        lambda u: u["sessionUpdate"] == "agent_message_chunk", session_id=agent.session_id
+    )
+    await agent.client.cancel(agent.session_id)
+    assert await pending.result(10) == {"stopReason": "cancelled"}
+    hang.release()
+    other = await another_process(make_agent, agent)
+    await other.load_session(agent.session_id, agent.workspace)
+    assert other.text_of(agent.session_id) == "Half an "
+    fake_gemini.add(text_response("full answer"))
+    await other.prompt(agent.session_id, "again please")
+    assert contents_text(fake_gemini.generate_requests[-1]) == [
+        ("user", "tell me"),
+        ("user", "again please"),
+    ]
