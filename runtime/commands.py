@@ -114,6 +114,8 @@ async def _rewind(session: AgentSession, args: str) -> CommandOutcome:
 
 async def _clear(session: AgentSession, args: str) -> CommandOutcome:
     removed = await session.rewind(10**9)
+    await session.session_end("clear")
+    await session.session_start("clear")
     if not removed:
         return CommandOutcome("The conversation is already empty.")
     return CommandOutcome(f"Cleared the conversation ({len(removed)} message(s) removed).")

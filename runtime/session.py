@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from runtime.models.state import ModelState
     from runtime.prompt import SystemPrompt
     from runtime.services.compression import CompressionResult
+    from runtime.services.hooks import HookRunner
     from runtime.session_build import SchedulerParts
     from runtime.tools.mcp.toolset import GcliMcpToolset
 
@@ -96,6 +97,8 @@ class SessionSpec:
     generator: ContentGenerator | None = None
     kind: SessionKind = "main"
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    start_source: Literal["startup", "resume", "clear"] = "startup"
+    """Why the session starts (SessionStart's `source`): new, or loaded/resumed/forked."""
     recording: ChatRecordingService | None = None
     """Where the session is recorded (None: not recorded, as in the engine's own tests)."""
     history: tuple[Message, ...] = ()
@@ -132,6 +135,7 @@ class AgentSession:
         recorder: SessionRecorder | None = None,
         prompt: SystemPrompt | None = None,
         injection: InjectionService | None = None,
+        hooks: HookRunner | None = None,
     ) -> None:
         self.spec = spec
         self.id = spec.session_id
@@ -154,6 +158,7 @@ class AgentSession:
         self.recorder = recorder
         self.prompt = prompt
         self.injection = injection
+        self.hooks = hooks
 
     # ------------------------------------------------------------ AgentProtocol
 
@@ -190,6 +195,7 @@ class AgentSession:
             await self.restore(list(self.spec.history), live)
         if self.recorder is not None:
             self.session_service.on_append = self.recorder.on_adk_event
+        await self.session_start(self.spec.start_source)
         if self.mcp is not None:
             self.mcp.servers.start()
 
@@ -265,7 +271,7 @@ class AgentSession:
                 return int(tokens.get("input") or 0)
         return 0
 
-    async def compress(self) -> CompressionResult:
+    async def compress(self, trigger: str = "manual") -> CompressionResult:
         """Summarize the older history (ChatCompressionService); raises
         CompressionError, history untouched, when it cannot."""
         from runtime.adk.history import history_messages, message_contents
@@ -273,6 +279,11 @@ class AgentSession:
 
         self._idle()
         recording = self._recording()
+        from runtime.services.hooks import fire
+
+        pre = await fire(self.hooks, "PreCompress", {"trigger": trigger}, trigger)
+        if pre.system_message:
+            self.protocol.notice(pre.system_message)
         history = history_messages(recording.messages)
         contents = [message_contents(m, agent_name=self.agent.name) for m in history]
         service = ChatCompressionService(self.generator)
@@ -305,14 +316,34 @@ class AgentSession:
         if tokens < limit:
             return
         try:
-            result = await self.compress()
+            result = await self.compress("auto")
         except CompressionError as exc:
             self.protocol.notice(f"Could not compress the conversation ({exc}); it is unchanged.")
             return
         self.protocol.notice(compression_notice(result))
 
-    async def close(self) -> None:
+    async def session_start(self, source: str) -> None:
+        """SessionStart hooks: their system message is shown and their additional
+        context given to the model with the next prompt."""
+        from runtime.services.hooks import fire
+
+        verdict = await fire(self.hooks, "SessionStart", {"source": source}, source)
+        if verdict.system_message:
+            self.protocol.pending_notice(verdict.system_message)
+        if verdict.additional_context:
+            self.protocol.add_context(verdict.additional_context)
+
+    async def session_end(self, reason: str) -> None:
+        from runtime.services.hooks import fire
+
+        try:
+            await fire(self.hooks, "SessionEnd", {"reason": reason}, reason)
+        except Exception:  # noqa: BLE001 - closing goes on whatever a hook does
+            logger.exception("SessionEnd hooks failed")
+
+    async def close(self, reason: str = "exit") -> None:
         await self.protocol.abort()
+        await self.session_end(reason)
         try:
             await self.runner.close()
         finally:
@@ -363,6 +394,7 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
     from runtime.session_build import (
         SessionLink,
         build_agent,
+        build_hooks,
         build_mcp,
         build_model,
         build_model_state,
@@ -376,7 +408,8 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
     roots = (spec.config.workspace, *spec.additional_roots)
     models = build_model_state(spec, generator, link)
     model = build_model(models, generator, control)
-    scheduler = build_scheduler(spec, roots, link)
+    hooks = build_hooks(spec, link)
+    scheduler = build_scheduler(spec, roots, link, hooks)
     mcp = build_mcp(spec, scheduler.scheduler, link)
     prompt = SystemPrompt(spec.config.workspace, spec.config.home, spec.additional_roots)
     agent = build_agent(spec, model, models, scheduler, mcp, prompt, link.masked)
@@ -385,7 +418,7 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
         app_name=APP_NAME,
         agent=agent,
         session_service=session_service,
-        plugins=build_plugins(spec, control, link, injection),
+        plugins=build_plugins(spec, control, link, injection, hooks),
     )
     protocol = AdkAgentProtocol(
         runner=runner,
@@ -394,6 +427,7 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
         current_model=lambda: models.default_model,
         on_new_prompt=[models.new_prompt, *([mcp.flush_notices] if mcp else ())],
         control=control,
+        hooks=hooks,
     )
     recorder = None
     if spec.recording is not None:
@@ -418,6 +452,7 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
         recorder=recorder,
         prompt=prompt,
         injection=injection,
+        hooks=hooks,
     )
     link.attach(session)
     return session

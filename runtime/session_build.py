@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from runtime.adk.stream_control import StreamControl
     from runtime.models.state import ModelState
     from runtime.prompt import SystemPrompt
+    from runtime.services.hooks import HookRunner
     from runtime.services.loop_detection import LoopVerdict
     from runtime.session import AgentSession, SessionSpec
     from runtime.tools.base import GcliTool
@@ -41,9 +42,15 @@ class SessionLink:
 
     def __init__(self) -> None:
         self._session: AgentSession | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     def attach(self, session: AgentSession) -> None:
         self._session = session
+
+    def keep(self, task: asyncio.Task[Any]) -> None:
+        """Hold a fire-and-forget task (a Notification hook) until it ends."""
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     @property
     def session(self) -> AgentSession:
@@ -135,8 +142,44 @@ class SchedulerParts:
     policy: PolicyEngine
 
 
+def build_hooks(spec: SessionSpec, link: SessionLink) -> HookRunner | None:
+    """The settings' command hooks (all eleven events), None when there are none."""
+    from runtime.services.hooks import HookRunner
+    from runtime.services.secrets import allowlist_from
+
+    config = spec.config
+    recording = spec.recording
+    return HookRunner.from_settings(
+        config.settings,
+        project_dir=config.workspace,
+        cwd=config.workspace,
+        session_id=spec.session_id,
+        transcript_path=str(recording.path) if recording is not None else "",
+        env_allowlist=allowlist_from(config.settings),
+        on_failure=link.notice,
+    )
+
+
+def notification_hook(hooks: HookRunner, link: SessionLink) -> Callable[[Any], None]:
+    """The Notification hook, fired (not awaited) for every permission request."""
+    from runtime.services.hooks import fire
+
+    def on_ask(request: Any) -> None:
+        if not hooks.has("Notification"):
+            return
+        payload = {
+            "notification_type": "ToolPermission",
+            "message": f"Permission needed: {request.title}",
+            "details": {"tool_call_id": request.tool_call_id, "kind": request.kind},
+        }
+        task = asyncio.create_task(fire(hooks, "Notification", payload, "ToolPermission"))
+        link.keep(task)
+
+    return on_ask
+
+
 def build_scheduler(
-    spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink
+    spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink, hooks: HookRunner | None = None
 ) -> SchedulerParts:
     """The design's scheduler: catalog, policy, hooks, editor-routed I/O."""
     from runtime.adk.agent_protocol import StopRequest
@@ -166,18 +209,7 @@ def build_scheduler(
     )
     for problem in policy.load_errors:
         logger.warning("policy file problem: %s", problem)
-    settings_hooks = config.settings.get("hooks")
-    hooks_config = config.settings.get("hooksConfig") or {}
-    hooks: ToolHooks = NoToolHooks()
-    if isinstance(settings_hooks, dict) and settings_hooks and hooks_config.get("enabled", True):
-        hooks = CommandToolHooks(
-            settings_hooks,
-            project_dir=config.workspace,
-            cwd=config.workspace,
-            session_id=spec.session_id,
-            disabled=tuple(hooks_config.get("disabled") or ()),
-            env_allowlist=allowlist,
-        )
+    tool_hooks: ToolHooks = NoToolHooks() if hooks is None else CommandToolHooks(runner=hooks)
     tools = build_catalog()
     scheduler = Scheduler(
         tools=tools,
@@ -187,8 +219,9 @@ def build_scheduler(
         on_mode_change=link.engine_changed_mode,
         on_cancel=lambda: link.request_stop(StopRequest(reason="aborted")),
         events=ProtocolToolEventSink(lambda build: link.protocol.emit_external(build)),
-        hooks=hooks,
+        hooks=tool_hooks,
         notify=link.notice,
+        on_ask=notification_hook(hooks, link) if hooks is not None else None,
         interactive=not isinstance(spec.host, HeadlessHost),
     )
     return SchedulerParts(scheduler=scheduler, tools=dict(tools), policy=policy)
@@ -210,10 +243,12 @@ def build_plugins(
     control: StreamControl,
     link: SessionLink,
     injection: InjectionService | None = None,
+    hooks: HookRunner | None = None,
 ) -> list[Any]:
     """The guards of the session's kind: loop detection (main sessions) and the limits;
     steering (the user's messages sent into a running turn) when given a queue."""
     from runtime.adk.agent_protocol import StopRequest
+    from runtime.adk.plugins.hook_bridge import MODEL_EVENTS
     from runtime.adk.plugins.limits import (
         LimitReached,
         MaxTimeAdkPlugin,
@@ -241,6 +276,13 @@ def build_plugins(
         )
 
     plugins: list[Any] = []
+    if hooks is not None and any(hooks.has(e) for e in MODEL_EVENTS):
+        from runtime.adk.plugins.hook_bridge import HookBridgePlugin
+
+        def stop(reason: str) -> None:
+            link.request_stop(StopRequest(reason="completed", message=reason, code="HOOK_STOP"))
+
+        plugins.append(HookBridgePlugin(hooks, notice=link.notice, stop=stop))
     if injection is not None:
         from runtime.adk.plugins.steering import SteeringAdkPlugin
 

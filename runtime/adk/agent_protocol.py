@@ -21,7 +21,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.adk.agents._streaming_mode import StreamingMode
 from google.adk.agents.run_config import RunConfig
@@ -29,6 +29,9 @@ from google.adk.runners import Runner
 from google.genai import types
 
 from runtime.adk.content import user_content
+
+if TYPE_CHECKING:
+    from runtime.services.hooks import HookRunner
 from runtime.adk.stream_control import StreamControl
 from runtime.adk.translator import HTTP_TO_STATUS, AdkEventTranslator
 from runtime.errors import ModelError, StreamActiveError
@@ -113,8 +116,12 @@ class AdkAgentProtocol(AgentProtocol):
         on_new_prompt: list[Callable[[], None]] | None = None,
         max_llm_calls: int = 500,
         control: StreamControl | None = None,
+        hooks: HookRunner | None = None,
     ) -> None:
         self._control = control
+        self._hooks = hooks
+        self._pending_notices: list[str] = []
+        self._context: list[str] = []
         self._runner = runner
         self._user_id = user_id
         self._session_id = session_id
@@ -219,6 +226,14 @@ class AdkAgentProtocol(AgentProtocol):
             lambda i, s: CustomEvent(id=i, stream_id=s, kind="notice", data={"text": text})
         )
 
+    def pending_notice(self, text: str) -> None:
+        """A notice for the user that waits for the next stream (said before any prompt)."""
+        self._pending_notices.append(text)
+
+    def add_context(self, text: str) -> None:
+        """Context for the model, sent with the next prompt (a SessionStart hook's)."""
+        self._context.append(text)
+
     def user_message(self, parts: tuple[Any, ...]) -> None:
         """A message the user sent into the running stream (steering)."""
         self.emit_external(lambda i, s: MessageEvent(id=i, stream_id=s, role="user", content=parts))
@@ -253,10 +268,8 @@ class AdkAgentProtocol(AgentProtocol):
         stream_id = self._stream_id or "idle"
         self._emit(make(self._next_id(stream_id), stream_id))
 
-    async def _run_stream(self, stream_id: str, payload: MessageSend) -> None:
-        def ids() -> str:
-            return self._next_id(stream_id)
-
+    def _begin(self, stream_id: str, payload: MessageSend, ids: Callable[[], str]) -> None:
+        """The stream's opening events: start, the user's message, title, model, notices."""
         self._emit(AgentStartEvent(id=ids(), stream_id=stream_id))
         self._emit(
             MessageEvent(id=ids(), stream_id=stream_id, role="user", content=payload.content)
@@ -269,22 +282,44 @@ class AdkAgentProtocol(AgentProtocol):
                 self._titled = True
                 self._emit(SessionUpdateEvent(id=ids(), stream_id=stream_id, title=title))
         self._announce_model(stream_id)
+        for text in self._pending_notices:
+            self._emit(
+                CustomEvent(id=ids(), stream_id=stream_id, kind="notice", data={"text": text})
+            )
+        self._pending_notices.clear()
+
+    async def _run_turns(self, payload: MessageSend, translator: AdkEventTranslator) -> None:
+        """The prompt, then any follow-up a guard or an AfterAgent hook leaves."""
+        message: types.Content | None = await self._before_agent(payload)
+        retried = False
+        while message is not None:
+            answer: list[str] = []
+            async for event in self._runner.run_async(
+                user_id=self._user_id,
+                session_id=self._session_id,
+                new_message=message,
+                run_config=self._run_config,
+                abort_signal=self._abort,
+            ):
+                for out in translator.translate(event):
+                    if isinstance(out, MessageEvent):
+                        answer += [p.text for p in out.content if isinstance(p, TextPart)]
+                    self._emit(out)
+            message = self._follow_up()
+            if message is None and not retried:
+                message = await self._after_agent(payload, "".join(answer))
+                retried = message is not None
+
+    async def _run_stream(self, stream_id: str, payload: MessageSend) -> None:
+        def ids() -> str:
+            return self._next_id(stream_id)
+
+        self._begin(stream_id, payload, ids)
         translator = AdkEventTranslator(stream_id, ids, self._context_window)
         reason: AgentEndReason = "completed"
         data: dict[str, Any] | None = None
         try:
-            message: types.Content | None = user_content(payload.content)
-            while message is not None:
-                async for event in self._runner.run_async(
-                    user_id=self._user_id,
-                    session_id=self._session_id,
-                    new_message=message,
-                    run_config=self._run_config,
-                    abort_signal=self._abort,
-                ):
-                    for out in translator.translate(event):
-                        self._emit(out)
-                message = self._follow_up()
+            await self._run_turns(payload, translator)
             reason = translator.end_reason()
             if translator.finish_reason and reason != "completed":
                 data = {"finishReason": translator.finish_reason}
@@ -321,6 +356,61 @@ class AdkAgentProtocol(AgentProtocol):
             self._emit(
                 AgentEndEvent(id=ids(), stream_id=stream_id, reason=reason, data=data or None)
             )
+
+    async def _before_agent(self, payload: MessageSend) -> types.Content | None:
+        """The user's message, after BeforeAgent hooks (None: a hook blocked it)."""
+        from runtime.services.hooks import fire
+
+        content = user_content(payload.content)
+        extra = list(self._context)
+        self._context.clear()
+        if self._hooks is not None and self._hooks.has("BeforeAgent"):
+            text = "".join(p.text for p in payload.content if isinstance(p, TextPart))
+            verdict = await fire(self._hooks, "BeforeAgent", {"prompt": text})
+            if verdict.system_message:
+                self.notice(verdict.system_message)
+            if verdict.stop or verdict.blocked:
+                why = verdict.stop_reason if verdict.stop else verdict.reason
+                self._stop = StopRequest(
+                    reason="completed",
+                    message=f"The prompt was blocked by a hook: {why or 'no reason given'}",
+                    code="HOOK_BLOCKED",
+                )
+                return None
+            if verdict.additional_context:
+                extra.append(verdict.additional_context)
+        for text in extra:
+            content.parts = [
+                *(content.parts or []),
+                types.Part(text=f"<hook_context>{text}</hook_context>"),
+            ]
+        return content
+
+    async def _after_agent(self, payload: MessageSend, response: str) -> types.Content | None:
+        """AfterAgent hooks: a deny sends its reason back to the model as a new prompt
+        (once per prompt); `continue: false` stops."""
+        from runtime.services.hooks import fire
+
+        if self._hooks is None or not self._hooks.has("AfterAgent") or self._stop is not None:
+            return None
+        if self._abort is not None and self._abort.is_set():
+            return None
+        text = "".join(p.text for p in payload.content if isinstance(p, TextPart))
+        verdict = await fire(
+            self._hooks, "AfterAgent", {"prompt": text, "prompt_response": response}
+        )
+        if verdict.system_message:
+            self.notice(verdict.system_message)
+        if verdict.stop:
+            self._stop = StopRequest(
+                reason="completed",
+                message=f"Stopped by a hook: {verdict.stop_reason or 'no reason given'}",
+                code="HOOK_STOP",
+            )
+            return None
+        if verdict.blocked and verdict.reason:
+            return types.Content(role="user", parts=[types.Part(text=verdict.reason)])
+        return None
 
     def _follow_up(self) -> types.Content | None:
         """A user turn a guard left to send within this prompt (a loop nudge), if any."""

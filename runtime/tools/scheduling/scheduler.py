@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import RuntimeAgentError, ToolError
+from runtime.host import PermissionRequest
 from runtime.protocol import DisplayContent, NoticeSink, ToolDisplay
 from runtime.services.truncation import DEFAULT_THRESHOLD, truncate_output
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
@@ -105,8 +106,10 @@ class Scheduler:
         output_dir: Path | None = None,
         should_truncate: Callable[[str, GcliTool], bool] = default_should_truncate,
         notify: NoticeSink | None = None,
+        on_ask: Callable[[PermissionRequest], None] | None = None,
     ) -> None:
         self._notice_sink = notify
+        self._on_ask = on_ask  # the Notification hook, told of every permission request
         self._tools = dict(tools)
         self._env = env
         self._policy = policy
@@ -303,6 +306,8 @@ class Scheduler:
         request = build_permission_request(
             call_id=call.call_id, args=call.args, display=call.display, preview=preview
         )
+        if self._on_ask is not None:
+            self._on_ask(request)
         try:
             outcome = await self._env.host.request_permission(request)
         except (RuntimeAgentError, OSError, ConnectionError) as exc:

@@ -1,0 +1,230 @@
+"""Gemini CLI's hooks, all eleven events (issue 11), through the real agent process.
+
+Each hook is a small Python script that logs the JSON it got (one line per call in
+`<tmp>/hooks.log`) and answers what its test gives it."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.tools_harness import EDITOR, MakeAgent, start_agent
+from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
+
+pytestmark = pytest.mark.e2e
+
+
+def hook(
+    tmp_path: Path,
+    name: str,
+    answer: dict[str, Any] | str = "",
+    *,
+    exit_code: int = 0,
+    sleep_s: float = 0.0,
+) -> str:
+    """A hook command: logs its input, sleeps, prints `answer`, exits with `exit_code`."""
+    script = tmp_path / f"{name}.py"
+    text = answer if isinstance(answer, str) else json.dumps(answer)
+    script.write_text(
+        "import json, sys, time\n"
+        "data = json.load(sys.stdin)\n"
+        f"with open({str(tmp_path / 'hooks.log')!r}, 'a') as log:\n"
+        f"    log.write(json.dumps({{'hook': {name!r}, **data}}) + '\\n')\n"
+        f"time.sleep({sleep_s})\n"
+        f"sys.stdout.write({text!r})\n"
+        f"sys.exit({exit_code})\n"
+    )
+    return f"python3 {script}"
+
+
+def calls(tmp_path: Path, name: str | None = None) -> list[dict[str, Any]]:
+    log = tmp_path / "hooks.log"
+    if not log.exists():
+        return []
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    return [c for c in lines if name is None or c["hook"] == name]
+
+
+def settings(tmp_path: Path, hooks: dict[str, list[dict[str, Any]]]) -> None:
+    path = tmp_path / "ws" / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"hooks": hooks}))
+
+
+def group(command: str, matcher: str = "", **extra: Any) -> dict[str, Any]:
+    return {"matcher": matcher, "hooks": [{"type": "command", "command": command, **extra}]}
+
+
+async def test_lifecycle_and_agent_hooks(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    settings(
+        tmp_path,
+        {
+            "SessionStart": [
+                group(
+                    hook(
+                        tmp_path,
+                        "start",
+                        {
+                            "systemMessage": "Welcome back.",
+                            "hookSpecificOutput": {"additionalContext": "Sprint goal: tests."},
+                        },
+                    ),
+                    matcher="startup",
+                )
+            ],
+            "BeforeAgent": [
+                group(
+                    hook(
+                        tmp_path,
+                        "before_agent",
+                        {"hookSpecificOutput": {"additionalContext": "Branch: main"}},
+                    )
+                )
+            ],
+            "AfterAgent": [
+                group(
+                    hook(tmp_path, "after_agent", {"decision": "deny", "reason": "Add a summary."})
+                )
+            ],
+            "PreCompress": [group(hook(tmp_path, "pre_compress"), matcher="manual")],
+            "SessionEnd": [group(hook(tmp_path, "end"))],
+        },
+    )
+    fake_gemini.add(text_response("first answer"), text_response("Summary: done."))
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    assert [c["source"] for c in calls(tmp_path, "start")] == ["startup"]
+
+    assert await agent.prompt("do the thing") == {"stopReason": "end_turn"}
+    first, retry = fake_gemini.generate_requests
+    sent = first.last_user_text
+    assert "do the thing" in sent and "Sprint goal: tests." in sent and "Branch: main" in sent
+    assert retry.last_user_text == "Add a summary."  # AfterAgent's deny is sent back, once
+    [after] = calls(tmp_path, "after_agent")
+    assert after["prompt"] == "do the thing" and after["prompt_response"] == "first answer"
+    assert after["hook_event_name"] == "AfterAgent" and after["session_id"] == agent.session_id
+    assert after["transcript_path"].endswith(".jsonl")
+    assert "Welcome back." in agent.text() and agent.text().endswith("Summary: done.")
+
+    await agent.prompt("/compress")
+    assert [c["trigger"] for c in calls(tmp_path, "pre_compress")] == ["manual"]
+
+    assert await agent.client.request("session/close", {"sessionId": agent.session_id}) == {}
+    assert [c["reason"] for c in calls(tmp_path, "end")] == ["exit"]
+
+
+async def test_a_before_agent_hook_blocks_a_prompt(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    settings(
+        tmp_path,
+        {"BeforeAgent": [group(hook(tmp_path, "guard", "No deploys on Friday.", exit_code=2))]},
+    )
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    assert await agent.prompt("deploy it") == {"stopReason": "end_turn"}
+    assert fake_gemini.generate_requests == []
+    assert "blocked by a hook: No deploys on Friday." in agent.text()
+
+
+async def test_model_hooks_answer_rewrite_and_restrict(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    settings(
+        tmp_path,
+        {
+            "BeforeModel": [
+                group(
+                    hook(
+                        tmp_path,
+                        "before_model",
+                        {"hookSpecificOutput": {"llm_request": {"model": "gemini-2.5-flash"}}},
+                    )
+                )
+            ],
+            "BeforeToolSelection": [
+                group(
+                    hook(
+                        tmp_path,
+                        "selection",
+                        {
+                            "hookSpecificOutput": {
+                                "toolConfig": {
+                                    "mode": "ANY",
+                                    "allowedFunctionNames": ["read_file", "glob"],
+                                }
+                            }
+                        },
+                    )
+                )
+            ],
+            "AfterModel": [
+                group(
+                    hook(
+                        tmp_path,
+                        "after_model",
+                        {"hookSpecificOutput": {"llm_response": {"text": "[reviewed] ok"}}},
+                    )
+                )
+            ],
+        },
+    )
+    fake_gemini.add(text_response("raw model text"))
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    assert await agent.prompt("hello") == {"stopReason": "end_turn"}
+    [request] = fake_gemini.generate_requests
+    assert request.model == "gemini-2.5-flash"
+    assert sorted(request.function_declaration_names) == ["glob", "read_file"]
+    assert "raw model text" not in agent.text() and "[reviewed] ok" in agent.text()
+    [seen] = calls(tmp_path, "before_model")
+    messages = seen["llm_request"]["messages"]
+    assert messages[0]["role"] == "system" and messages[-1] == {"role": "user", "content": "hello"}
+    assert calls(tmp_path, "after_model")[0]["llm_response"]["text"]
+
+
+async def test_a_before_model_hook_answers_instead_of_the_model(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    answer = {"hookSpecificOutput": {"llm_response": {"text": "Cached answer: 42."}}}
+    settings(tmp_path, {"BeforeModel": [group(hook(tmp_path, "cache", answer))]})
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    assert await agent.prompt("the answer?") == {"stopReason": "end_turn"}
+    assert fake_gemini.generate_requests == []
+    assert "Cached answer: 42." in agent.text()
+
+
+async def test_notification_on_a_permission_request_and_failing_hooks_do_not_stop_the_turn(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    settings(
+        tmp_path,
+        {
+            "Notification": [group(hook(tmp_path, "notify"), matcher="ToolPermission")],
+            "BeforeTool": [
+                group(hook(tmp_path, "slow", sleep_s=30), timeout=500),
+                group("/no/such/hook-binary"),
+            ],
+            "AfterTool": [group(hook(tmp_path, "garbage", "}{ not json"))],
+        },
+    )
+    fake_gemini.add(
+        function_call_response("write_file", {"file_path": "out.txt", "content": "x\n"}),
+        text_response("written"),
+    )
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    started = time.monotonic()
+    assert await agent.prompt("write out.txt") == {"stopReason": "end_turn"}
+    assert len(agent.client.permission_requests) == 1  # the harness's client allows it
+    assert time.monotonic() - started < 20  # the 30 s hook was killed at 0.5 s
+    assert (agent.workspace / "out.txt").read_text() == "x\n"
+    [note] = calls(tmp_path, "notify")
+    assert note["notification_type"] == "ToolPermission" and "write" in note["message"].lower()
+    text = agent.text()
+    assert "timed out after 500 ms" in text  # told, and the turn went on
+    assert "could not run" in text
+    assert "}{ not json" in text  # plain text with exit 0 is shown as a message
+    assert text.endswith("written")
