@@ -21,7 +21,7 @@ from acp import schema
 
 from acp_server.errors import BUSY, INTERNAL_ERROR, MODEL_ERROR, AcpError
 from acp_server.updates import UpdateMapper, config_update, mode_update, stop_reason
-from runtime.protocol import AgentEndEvent, AgentEvent, ErrorEvent, MessageSend
+from runtime.protocol import AgentEndEvent, AgentEvent, CustomEvent, ErrorEvent, MessageSend
 
 if TYPE_CHECKING:
     from acp_server.transport import JsonRpcEngine
@@ -61,6 +61,9 @@ class AcpSession:
     def _on_event(self, event: AgentEvent) -> None:
         if isinstance(event, ErrorEvent) and event.fatal:
             self._last_fatal = event
+        if isinstance(event, CustomEvent) and event.kind == "commands_changed":
+            self.announce_commands()
+            return
         for update in self._mapper.map(event):
             self.engine.notify("session/update", {"sessionId": self.id, "update": update})
         if isinstance(event, AgentEndEvent):
@@ -75,7 +78,7 @@ class AcpSession:
 
     def announce_commands(self) -> None:
         """`available_commands_update`: the slash commands (after new, load, resume)."""
-        from runtime.commands import COMMANDS
+        from runtime.commands import available
 
         commands = [
             {
@@ -83,7 +86,7 @@ class AcpSession:
                 "description": c.description,
                 **({"input": {"hint": c.hint}} if c.hint else {}),
             }
-            for c in COMMANDS
+            for c in available(self.runtime)
         ]
         self.send_update(
             schema.AvailableCommandsUpdate.model_validate(
@@ -96,6 +99,11 @@ class AcpSession:
         from runtime.commands import run_command
 
         outcome = await run_command(self.runtime, name, args)
+        if outcome.prompt is not None:  # an MCP prompt: its text is the user's message
+            from runtime.protocol import TextPart
+
+            parts = (TextPart(text=outcome.prompt),)
+            return await self.prompt(lambda: _ready(parts))
         self.send_update(
             schema.AgentMessageChunk(
                 session_update="agent_message_chunk",

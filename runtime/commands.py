@@ -23,7 +23,7 @@ from runtime.tools.policy.modes import MODES, is_mode
 if TYPE_CHECKING:
     from runtime.session import AgentSession
 
-_COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
+_COMMAND = re.compile(r"^/([A-Za-z][\w-]*(?::[\w.-]+)?)(?:\s+(.*))?$", re.DOTALL)
 MEMORY_SECTION = "## Gemini Added Memories"
 
 
@@ -45,13 +45,35 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "memory", "Context files: show, reload, or add a memory", "show|reload|add <text>"
     ),
     SlashCommand("stats", "Tokens per model, tool calls and time in this session"),
+    SlashCommand("mcp", "MCP servers: their state, tools, prompts and resources"),
 )
 
 
 @dataclass
 class CommandOutcome:
+    """`text` answers the command; `prompt`, when set, is sent to the model as the
+    user's message instead (an MCP prompt)."""
+
     text: str
     changed: set[str] = field(default_factory=set)
+    prompt: str | None = None
+
+
+def available(session: AgentSession) -> list[SlashCommand]:
+    """The built-in commands, then the session's MCP prompts as `/<server>:<prompt>`."""
+    out = list(COMMANDS)
+    servers = session.mcp.servers if session.mcp is not None else None
+    for connection in servers.ready_connections() if servers is not None else ():
+        for prompt in connection.prompts:
+            names = [a.name for a in prompt.arguments or ()]
+            out.append(
+                SlashCommand(
+                    f"{connection.name}:{prompt.name}",
+                    (prompt.description or f"The {prompt.name} prompt of {connection.name}")[:200],
+                    " ".join(f"{n}=…" for n in names) or None,
+                )
+            )
+    return out
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
@@ -72,6 +94,8 @@ def help_text(prefix: str = "") -> str:
 
 
 async def run_command(session: AgentSession, name: str, args: str) -> CommandOutcome:
+    if ":" in name:
+        return await _mcp_prompt(session, name, args)
     handler = _HANDLERS.get(name)
     if handler is None:
         return CommandOutcome(help_text(f"Unknown command `/{name}`."))
@@ -238,6 +262,80 @@ async def _stats(session: AgentSession, args: str) -> CommandOutcome:
     return CommandOutcome("\n".join(lines))
 
 
+async def _mcp(session: AgentSession, args: str) -> CommandOutcome:
+    servers = session.mcp.servers if session.mcp is not None else None
+    if servers is None or not servers.connections:
+        return CommandOutcome(
+            "No MCP servers: add them in the editor, or under `mcpServers` in "
+            "`.gemini/settings.json`."
+        )
+    await servers.wait_ready()
+    lines = []
+    for c in servers.connections:
+        state = "ready" if c.state == "ready" else f"{c.state} ({c.failure or 'no details'})"
+        lines.append(f"**{c.name}** ({c.config.options.source}): {state}")
+        offered = [t.name for t in c.tools if c.config.options.offers(t.name)]
+        if offered:
+            lines.append(f"- tools: {', '.join(offered)}")
+        if c.prompts:
+            lines.append(f"- prompts: {', '.join(f'/{c.name}:{p.name}' for p in c.prompts)}")
+        for resource in c.resources:
+            lines.append(f"- resource `@{resource.uri}`: {resource.name}")
+    lines.append("Mention a resource as `@<uri>` in a prompt to give its content to the model.")
+    return CommandOutcome("\n".join(lines))
+
+
+def _prompt_arguments(names: list[str], args: str) -> dict[str, str]:
+    """`key=value` pairs; other words fill the arguments in order (the last takes the rest)."""
+    values: dict[str, str] = {}
+    loose: list[str] = []
+    for word in args.split():
+        key, sep, value = word.partition("=")
+        if sep and key in names:
+            values[key] = value
+        else:
+            loose.append(word)
+    free = [n for n in names if n not in values]
+    for i, name in enumerate(free):
+        if i >= len(loose):
+            break
+        values[name] = " ".join(loose[i:]) if i == len(free) - 1 else loose[i]
+    return values
+
+
+async def _mcp_prompt(session: AgentSession, name: str, args: str) -> CommandOutcome:
+    server, _, prompt_name = name.partition(":")
+    servers = session.mcp.servers if session.mcp is not None else None
+    connection = (
+        next((c for c in servers.ready_connections() if c.name == server), None)
+        if servers is not None
+        else None
+    )
+    prompt = (
+        next((p for p in connection.prompts if p.name == prompt_name), None) if connection else None
+    )
+    if connection is None or prompt is None:
+        return CommandOutcome(help_text(f"Unknown command `/{name}`."))
+    names = [a.name for a in prompt.arguments or ()]
+    values = _prompt_arguments(names, args)
+    missing = [a.name for a in prompt.arguments or () if a.required and a.name not in values]
+    if missing:
+        usage = " ".join(f"{n}=…" for n in names)
+        return CommandOutcome(f"`/{name}` needs {', '.join(missing)}: `/{name} {usage}`.")
+    try:
+        result = await connection.get_prompt(prompt_name, values)
+    except Exception as exc:  # noqa: BLE001 - any server failure is an answer, not a crash
+        return CommandOutcome(f"`/{name}` failed: {exc}")
+    texts = []
+    for message in result.messages:
+        text = getattr(message.content, "text", None)
+        if isinstance(text, str):
+            texts.append(text)
+    if not texts:
+        return CommandOutcome(f"`/{name}` gave no text to send.")
+    return CommandOutcome("", prompt="\n\n".join(texts))
+
+
 def _elapsed(metadata: dict[str, object]) -> str:
     start = metadata.get("startTime")
     if not isinstance(start, str):
@@ -259,4 +357,5 @@ _HANDLERS: dict[str, Callable[[AgentSession, str], Awaitable[CommandOutcome]]] =
     "mode": _mode,
     "memory": _memory,
     "stats": _stats,
+    "mcp": _mcp,
 }

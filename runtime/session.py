@@ -165,6 +165,11 @@ class AgentSession:
     async def send(self, payload: AgentSend) -> SendResult:
         """A message starts a stream; an update changes the session (model, mode,
         title) and is confirmed by a `session_update` event."""
+        if isinstance(payload, MessageSend) and self.mcp is not None:
+            from runtime.tools.mcp.toolset import mention_resources
+
+            content = await mention_resources(self.mcp.servers, payload.content)
+            payload = payload.model_copy(update={"content": content})
         if isinstance(payload, MessageSend) and not self.protocol.active:
             await self.maybe_compress()
         if isinstance(payload, UpdateSend):
@@ -372,7 +377,8 @@ async def create_session(spec: SessionSpec) -> AgentSession:
 
             raise AuthRequiredError("no credentials")
         generator = content_generator_for(spec.auth, spec.config.record_responses)
-    if spec.mcp_servers:  # the MCP SDK takes ~0.5 s to import: not on the event loop
+    if spec.mcp_servers or spec.config.settings.get("mcpServers"):
+        # the MCP SDK takes ~0.5 s to import: not on the event loop
         import importlib
 
         await asyncio.to_thread(importlib.import_module, "runtime.tools.mcp.toolset")
@@ -410,7 +416,7 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
     model = build_model(models, generator, control)
     hooks = build_hooks(spec, link)
     scheduler = build_scheduler(spec, roots, link, hooks)
-    mcp = build_mcp(spec, scheduler.scheduler, link)
+    mcp = build_mcp(spec, scheduler.scheduler, link, scheduler.policy)
     prompt = SystemPrompt(spec.config.workspace, spec.config.home, spec.additional_roots)
     agent = build_agent(spec, model, models, scheduler, mcp, prompt, link.masked)
     session_service = GcliSessionService()

@@ -81,6 +81,14 @@ class SessionLink:
     def abort_event(self) -> asyncio.Event | None:
         return self._session.protocol.abort_event if self._session is not None else None
 
+    def commands_changed(self) -> None:
+        """The slash commands changed (MCP prompts arrived): the editor is told."""
+        from runtime.protocol import CustomEvent
+
+        self.protocol.emit_external(
+            lambda i, s: CustomEvent(id=i, stream_id=s, kind="commands_changed")
+        )
+
     def masked(self, responses: list[Any]) -> None:
         """Masking changed tool outputs in the live history: the record follows."""
         recorder = self.session.recorder
@@ -227,14 +235,28 @@ def build_scheduler(
     return SchedulerParts(scheduler=scheduler, tools=dict(tools), policy=policy)
 
 
-def build_mcp(spec: SessionSpec, scheduler: Scheduler, link: SessionLink) -> GcliMcpToolset | None:
-    """The client's MCP servers as an ADK toolset (None without any); started by `start()`."""
-    if not spec.mcp_servers:
+def build_mcp(
+    spec: SessionSpec, scheduler: Scheduler, link: SessionLink, policy: PolicyEngine | None = None
+) -> GcliMcpToolset | None:
+    """The MCP servers of the editor and of the settings (`mcpServers`; the editor's win on
+    a name clash) as an ADK toolset (None without any); started by `start()`. Trusted
+    servers' tools are allowed without asking."""
+    from runtime.tools.mcp.config import merged_servers, servers_from_settings
+
+    configs = merged_servers(
+        spec.mcp_servers, servers_from_settings(spec.config.settings, spec.config.workspace)
+    )
+    if not configs:
         return None
     from runtime.tools.mcp.client import McpServers
     from runtime.tools.mcp.toolset import GcliMcpToolset
 
-    servers = McpServers(spec.mcp_servers, cwd=spec.config.workspace)
+    if policy is not None:
+        for config in configs:
+            if config.options.trust:
+                policy.allow_server(config.name)
+    servers = McpServers(configs, cwd=spec.config.workspace)
+    servers.on_ready = link.commands_changed
     return GcliMcpToolset(servers, scheduler=lambda: scheduler, notice=link.notice)
 
 

@@ -10,7 +10,9 @@ With `FAKE_MCP_PID_FILE` set, the server's pid is written there first.
 Tools: `echo(text, times=1)` (read-only), `fail(reason)` (an `isError` result),
 `big(size)` (that many characters), `picture()` (text and an image), `crash()`
 (the process exits mid-call), `env_value(name)` (an environment variable),
-`cwd()` (its working directory), `header(name)` (a request header, over HTTP).
+`cwd()` (its working directory), `header(name)` (a request header, over HTTP),
+`grow()` (adds the tool `extra()` and sends `notifications/tools/list_changed`).
+Prompt: `review(file, focus="bugs")`. Resource: `notes://team/guidelines` (text).
 """
 
 import argparse
@@ -79,6 +81,27 @@ def build_server(name: str):  # type: ignore[no-untyped-def]
     def cwd() -> str:
         """The server's working directory."""
         return os.getcwd()
+
+    @app.tool()
+    async def grow(ctx: Context) -> str:
+        """Adds the tool `extra` and tells the client its tool list changed."""
+
+        def extra() -> str:
+            """A tool added at runtime."""
+            return "extra tool here"
+
+        app.add_tool(extra)
+        await ctx.session.send_tool_list_changed()
+        return "grown"
+
+    @app.prompt()
+    def review(file: str, focus: str = "bugs") -> str:
+        """Review a file."""
+        return f"Please review {file}, looking for {focus}."
+
+    @app.resource("notes://team/guidelines", name="guidelines", mime_type="text/plain")
+    def guidelines() -> str:
+        return "Team guideline: every function has a docstring."
 
     @app.tool()
     def header(name: str, ctx: Context) -> str:

@@ -61,6 +61,8 @@ def _client_info() -> mcp_types.Implementation:
 CLOSE_GRACE_S = 1.5
 HTTP_TIMEOUT_S = 30.0
 _MAX_TOOL_PAGES = 50
+RESTART_DELAY_S = 1.0
+"""The pause before a stdio server that stopped is started again (once)."""
 # How long a dead connection waits for its process to be reaped, to report the exit
 # code rather than "its output ended" (runs in the connection's own task, not in a turn;
 # half a second was too short on a loaded machine).
@@ -113,8 +115,12 @@ class McpConnection:
         self.failure: str | None = None
         self.state: State = "new"
         self._start_timeout = start_timeout
-        self._call_timeout = call_timeout
+        self._call_timeout = config.options.timeout_s or call_timeout
         self._on_lost = on_lost
+        self.prompts: tuple[mcp_types.Prompt, ...] = ()
+        self.resources: tuple[mcp_types.Resource, ...] = ()
+        self.tools_changed = False
+        self.restarts = 0
         self._session: ClientSession | None = None
         self._process: StdioServerProcess | None = None
         self._ready: asyncio.Future[None] | None = None
@@ -125,6 +131,7 @@ class McpConnection:
     async def connect(self) -> bool:
         """Starts the server and waits for it (bounded by the start-up timeout). True when ready."""
         self.state = "starting"
+        self._wake = asyncio.Event()
         self._ready = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._run(), name=f"mcp-server-{self.name}")
         await asyncio.wait(
@@ -152,6 +159,38 @@ class McpConnection:
                 self._wake.set()  # the connection's task reports the server as lost
             raise
 
+    async def _on_message(self, message: Any) -> None:
+        """Server notifications: a changed tool list is listed again between turns."""
+        root = getattr(message, "root", message)
+        if isinstance(root, mcp_types.ToolListChangedNotification):
+            logger.info("MCP server %s: its tool list changed", self.name)
+            self.tools_changed = True
+
+    async def refresh_tools(self) -> bool:
+        """Lists the tools again after a `tools/list_changed`; True when it did."""
+        session = self._session
+        if not self.tools_changed or session is None or self.state != "ready":
+            return False
+        self.tools_changed = False
+        try:
+            self.tools = await _list_tools(session)
+        except Exception as exc:  # noqa: BLE001 - keep the old list, say why in the log
+            logger.warning("MCP server %s: listing its tools again failed: %s", self.name, exc)
+            return False
+        return True
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> mcp_types.GetPromptResult:
+        session = self._session
+        if session is None or self.state != "ready":
+            raise McpUnavailable(self.failure or "not connected")
+        return await session.get_prompt(name, arguments)
+
+    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+        session = self._session
+        if session is None or self.state != "ready":
+            raise McpUnavailable(self.failure or "not connected")
+        return await session.read_resource(uri)
+
     async def close(self) -> None:
         """Stops the server (gracefully when connected; at once while starting)."""
         self._closing = True
@@ -175,10 +214,13 @@ class McpConnection:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, client_info=_client_info())
+                    ClientSession(
+                        read, write, client_info=_client_info(), message_handler=self._on_message
+                    )
                 )
-                await session.initialize()
+                initialized = await session.initialize()
                 self.tools = await _list_tools(session)
+                self.prompts, self.resources = await _list_extras(session, initialized)
                 self._session, self.state = session, "ready"
                 assert self._ready is not None
                 self._ready.set_result(None)
@@ -216,7 +258,8 @@ class McpConnection:
     async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
         config = self.config
         if isinstance(config, McpStdioServer):
-            self._process = StdioServerProcess(config, cwd=self.cwd, on_exit=self._wake.set)
+            cwd = Path(config.cwd) if config.cwd else self.cwd
+            self._process = StdioServerProcess(config, cwd=cwd, on_exit=self._wake.set)
             async with self._process.open() as streams:
                 yield streams
         elif isinstance(config, McpHttpServer):
@@ -246,6 +289,23 @@ class McpConnection:
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait({task}, timeout=CLOSE_GRACE_S)
+
+
+async def _list_extras(
+    session: ClientSession, initialized: Any
+) -> tuple[tuple[mcp_types.Prompt, ...], tuple[mcp_types.Resource, ...]]:
+    """The server's prompts and resources, when it offers them (failures: none)."""
+    caps = getattr(initialized, "capabilities", None)
+    prompts: tuple[mcp_types.Prompt, ...] = ()
+    resources: tuple[mcp_types.Resource, ...] = ()
+    try:
+        if caps is not None and caps.prompts is not None:
+            prompts = tuple((await session.list_prompts()).prompts)
+        if caps is not None and caps.resources is not None:
+            resources = tuple((await session.list_resources()).resources)
+    except Exception as exc:  # noqa: BLE001 - tools still work without them
+        logger.warning("listing prompts or resources failed: %s", exc)
+    return prompts, resources
 
 
 async def _list_tools(session: ClientSession) -> tuple[mcp_types.Tool, ...]:
@@ -298,6 +358,8 @@ class McpServers:
                 )
             )
         self._starting: asyncio.Task[None] | None = None
+        self._restarting: set[asyncio.Task[None]] = set()
+        self.on_ready: Callable[[], None] | None = None
 
     def start(self) -> None:
         if self._starting is None:
@@ -318,6 +380,8 @@ class McpServers:
     async def close(self) -> None:
         if self._starting is not None and not self._starting.done():
             self._starting.cancel()
+        for task in list(self._restarting):
+            task.cancel()
         results = await asyncio.gather(
             *(c.close() for c in self.connections), return_exceptions=True
         )
@@ -327,6 +391,8 @@ class McpServers:
 
     async def _connect_all(self) -> None:
         await asyncio.gather(*(self._connect(c) for c in self.connections))
+        if self.on_ready is not None:
+            self.on_ready()  # their prompts become commands
 
     async def _connect(self, connection: McpConnection) -> None:
         if await connection.connect():
@@ -340,7 +406,31 @@ class McpServers:
         )
 
     def _lost(self, connection: McpConnection) -> None:
+        """A connected server went away: a stdio server is restarted once (after a
+        pause), and the user is told either way."""
+        if isinstance(connection.config, McpStdioServer) and connection.restarts == 0:
+            self._notices.append(
+                f"MCP server '{connection.name}' stopped ({connection.failure}); restarting it."
+            )
+            task = asyncio.create_task(
+                self._restart(connection), name=f"mcp-restart-{connection.name}"
+            )
+            self._restarting.add(task)
+            task.add_done_callback(self._restarting.discard)
+            return
         self._notices.append(
             f"MCP server '{connection.name}' stopped ({connection.failure}); "
             "its tools are unavailable for the rest of this session."
         )
+
+    async def _restart(self, connection: McpConnection) -> None:
+        connection.restarts += 1
+        await asyncio.sleep(RESTART_DELAY_S)
+        if await connection.connect():
+            logger.info("MCP server %s restarted", connection.name)
+            self._notices.append(f"MCP server '{connection.name}' was restarted.")
+        else:
+            self._notices.append(
+                f"MCP server '{connection.name}' could not be restarted ({connection.failure}); "
+                "its tools are unavailable for the rest of this session."
+            )

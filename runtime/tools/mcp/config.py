@@ -1,13 +1,25 @@
 """MCP server configurations as the runtime knows them (no ACP types, no MCP SDK import).
 
-The editor sends its MCP servers in `session/new`; `acp_server` converts each entry
-to one of these and puts them in `SessionSpec.mcp_servers`. Importing this module is
-cheap: the MCP SDK is loaded only when a session actually has servers.
+Two sources: the editor sends its MCP servers in `session/new` (`acp_server` converts
+each entry and puts them in `SessionSpec.mcp_servers`), and the user's settings hold
+Gemini CLI's `mcpServers` (`servers_from_settings`; user and workspace settings,
+merged). On a name clash the editor's server wins. Importing this module is cheap:
+the MCP SDK is loaded only when a session actually has servers.
+
+Gemini CLI's per-server options apply to both: `timeout` (ms, per call), `trust`
+(calls are not asked), `includeTools` / `excludeTools` (which tools are offered),
+`cwd` (stdio).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
 
 MCP_START_TIMEOUT_S = 10.0
 """How long a server may take to start, answer `initialize` and list its tools."""
@@ -17,14 +29,33 @@ MCP_CALL_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
+class McpOptions:
+    """Per-server options (Gemini CLI's `mcpServers` fields)."""
+
+    timeout_s: float | None = None
+    trust: bool = False
+    include_tools: tuple[str, ...] = ()
+    exclude_tools: tuple[str, ...] = ()
+    source: str = "editor"
+
+    def offers(self, tool: str) -> bool:
+        """Whether the server's `tool` is offered to the model."""
+        if self.include_tools and tool not in self.include_tools:
+            return False
+        return tool not in self.exclude_tools
+
+
+@dataclass(frozen=True)
 class McpStdioServer:
     """A local server the agent starts: `command args...` with `env` added to the agent's
-    environment (minus its API keys). It runs in the session's workspace directory."""
+    environment (minus its API keys). It runs in `cwd`, by default the workspace."""
 
     name: str
     command: str
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    options: McpOptions = McpOptions()
+    cwd: str | None = None
 
 
 @dataclass(frozen=True)
@@ -34,6 +65,7 @@ class McpHttpServer:
     name: str
     url: str
     headers: tuple[tuple[str, str], ...] = ()
+    options: McpOptions = McpOptions()
 
 
 @dataclass(frozen=True)
@@ -43,6 +75,83 @@ class McpSseServer:
     name: str
     url: str
     headers: tuple[tuple[str, str], ...] = ()
+    options: McpOptions = McpOptions()
 
 
 McpServerConfig = McpStdioServer | McpHttpServer | McpSseServer
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def _pairs(value: Any) -> tuple[tuple[str, str], ...]:
+    return tuple((str(k), str(v)) for k, v in value.items()) if isinstance(value, Mapping) else ()
+
+
+def _options(entry: Mapping[str, Any]) -> McpOptions:
+    timeout = entry.get("timeout")
+    return McpOptions(
+        timeout_s=timeout / 1000
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0
+        else None,
+        trust=entry.get("trust") is True,
+        include_tools=_strings(entry.get("includeTools")),
+        exclude_tools=_strings(entry.get("excludeTools")),
+        source="settings",
+    )
+
+
+def servers_from_settings(
+    settings: Mapping[str, Any], workspace: Path
+) -> tuple[McpServerConfig, ...]:
+    """Gemini CLI's `mcpServers`: `command`/`args`/`env`/`cwd` (stdio), `httpUrl`
+    (streamable HTTP) or `url` (SSE) with `headers`; bad entries are logged and skipped."""
+    raw = settings.get("mcpServers")
+    if not isinstance(raw, Mapping):
+        return ()
+    out: list[McpServerConfig] = []
+    for name, entry in raw.items():
+        if not isinstance(entry, Mapping):
+            logger.warning("mcpServers.%s: not an object; skipped", name)
+            continue
+        options = _options(entry)
+        if isinstance(entry.get("command"), str) and entry["command"]:
+            cwd = entry.get("cwd")
+            out.append(
+                McpStdioServer(
+                    str(name),
+                    entry["command"],
+                    _strings(entry.get("args")),
+                    _pairs(entry.get("env")),
+                    options,
+                    str(workspace / cwd) if isinstance(cwd, str) and cwd else None,
+                )
+            )
+        elif isinstance(entry.get("httpUrl"), str):
+            out.append(
+                McpHttpServer(str(name), entry["httpUrl"], _pairs(entry.get("headers")), options)
+            )
+        elif isinstance(entry.get("url"), str):
+            out.append(McpSseServer(str(name), entry["url"], _pairs(entry.get("headers")), options))
+        else:
+            logger.warning("mcpServers.%s: needs command, httpUrl or url; skipped", name)
+    return tuple(out)
+
+
+def merged_servers(
+    editor: tuple[McpServerConfig, ...], settings: tuple[McpServerConfig, ...]
+) -> tuple[McpServerConfig, ...]:
+    """The editor's servers, then the settings' ones whose name the editor did not use."""
+    taken = {s.name for s in editor}
+    for server in settings:
+        if server.name in taken:
+            logger.info(
+                "MCP server %r is given by the editor and in settings: the editor's is used",
+                server.name,
+            )
+    return (*editor, *(s for s in settings if s.name not in taken))
+
+
+def with_options(server: McpServerConfig, options: McpOptions) -> McpServerConfig:
+    return replace(server, options=options)

@@ -189,6 +189,8 @@ def wrap_tools(
     tools: list[GcliMcpTool] = []
     for connection in connections:
         for tool in connection.tools:
+            if not connection.config.options.offers(tool.name):
+                continue  # includeTools / excludeTools
             name = mcp_tool_name(connection.name, tool.name)
             if name in used:
                 logger.warning(
@@ -225,12 +227,14 @@ class GcliMcpToolset(BaseToolset):
         self._notice = notice
         self._lock = asyncio.Lock()
         self._tools: list[BaseTool] | None = None
+        self._wrapped: list[GcliMcpTool] = []
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        if self._tools is None:
-            async with self._lock:
-                if self._tools is None:
-                    self._tools = await self._load()
+        async with self._lock:
+            if self._tools is None:
+                self._tools = await self._load()
+            elif any(c.tools_changed for c in self.servers.ready_connections()):
+                self._tools = await self._reload()
         self.flush_notices()
         return self._tools
 
@@ -244,9 +248,71 @@ class GcliMcpToolset(BaseToolset):
 
         await self.servers.wait_ready()
         scheduler = self._scheduler()
-        tools = wrap_tools(self.servers.ready_connections(), taken=scheduler.tools)
-        scheduler.add_tools(tools)
-        return list(to_adk_tools(tools, scheduler_provider=lambda _ctx: self._scheduler()))
+        self._wrapped = wrap_tools(self.servers.ready_connections(), taken=scheduler.tools)
+        scheduler.add_tools(self._wrapped)
+        return list(to_adk_tools(self._wrapped, scheduler_provider=lambda _ctx: self._scheduler()))
+
+    async def _reload(self) -> list[BaseTool]:
+        """A server said its tools changed (`notifications/tools/list_changed`): list them
+        again and offer the new set from the next model call on."""
+        from runtime.adk.tools import to_adk_tools
+
+        changed = [c for c in self.servers.ready_connections() if await c.refresh_tools()]
+        scheduler = self._scheduler()
+        old = {t.name for t in self._wrapped}
+        scheduler.remove_tools(old)
+        self._wrapped = wrap_tools(self.servers.ready_connections(), taken=scheduler.tools)
+        scheduler.add_tools(self._wrapped)
+        for connection in changed:
+            self._notice(f"\n\n_MCP server '{connection.name}' changed its tools._\n\n")
+        return list(to_adk_tools(self._wrapped, scheduler_provider=lambda _ctx: self._scheduler()))
 
     async def close(self) -> None:
         return None
+
+
+_MENTION = re.compile(r"@(\S+)")
+
+
+async def mention_resources(servers: McpServers, parts: tuple[Any, ...]) -> tuple[Any, ...]:
+    """MCP resources the prompt mentions (`@<uri>` in its text, or a resource link to a
+    listed URI) are read from their server and added to the prompt as references."""
+    from runtime.protocol import ReferencePart, TextPart
+
+    if any(isinstance(p, TextPart) and "@" in p.text for p in parts):
+        await servers.wait_ready()  # the first prompt may come before the servers are up
+    known = {str(r.uri): c for c in servers.ready_connections() for r in c.resources}
+    if not known:
+        return parts
+    wanted: list[str] = []
+    kept: list[Any] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            wanted += [m.rstrip(".,;:!?)") for m in _MENTION.findall(part.text)]
+            kept.append(part)
+        elif isinstance(part, ReferencePart) and part.uri in known and part.data is None:
+            wanted.append(part.uri)  # a link the editor could not read: read it here
+        else:
+            kept.append(part)
+    added: list[Any] = []
+    for uri in dict.fromkeys(u for u in wanted if u in known):
+        try:
+            result = await known[uri].read_resource(uri)
+        except Exception as exc:  # noqa: BLE001 - the prompt goes on, saying what failed
+            added.append(ReferencePart(text=f"[could not read {uri}: {exc}]", uri=uri))
+            continue
+        for item in result.contents:
+            if isinstance(item, mcp_types.TextResourceContents):
+                added.append(
+                    ReferencePart(text=item.text, uri=uri, mime_type=item.mime_type or "text/plain")
+                )
+            else:
+                added.append(
+                    ReferencePart(
+                        text=f"[binary resource {uri}]",
+                        data=item.blob,
+                        uri=uri,
+                        mime_type=item.mime_type or "application/octet-stream",
+                    )
+                )
+    return (*kept, *added)

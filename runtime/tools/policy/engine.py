@@ -271,6 +271,28 @@ class PolicyEngine:
         logger.info("policy: session rule %s", rule.to_toml_table())
         return rule
 
+    def allow_server(self, server: str, *, mode: str = "plan") -> PolicyRule:
+        """Allows every tool of an MCP server for this session: "Allow all tools of this
+        server", or `trust: true` in its settings (then in every mode, as Gemini CLI)."""
+        rule = PolicyRule.model_validate(
+            {
+                "toolName": f"mcp_{server}_*",
+                "mcpName": server,
+                "decision": "allow",
+                "priority": ALWAYS_PRIORITY,
+                "modes": list(modes_at_least(parse_mode(mode))),
+                "tier": SESSION_TIER,
+                "source": "session",
+            }
+        )
+        with self._lock:
+            self._session_rules = [
+                r for r in self._session_rules if r.criteria() != rule.criteria()
+            ]
+            self._session_rules.append(rule)
+        logger.info("policy: session rule %s", rule.to_toml_table())
+        return rule
+
     def save_rule(self, tool_name: str, args: dict[str, Any], *, mode: str) -> PolicyRule:
         """Persists an "always allow" to the workspace's `.gemini/policies/auto-saved.toml`.
 

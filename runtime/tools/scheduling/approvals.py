@@ -24,6 +24,7 @@ PROCEED_ALWAYS = "proceed_always"
 PROCEED_ALWAYS_AND_SAVE = "proceed_always_and_save"
 CANCEL = "cancel"
 REJECT_ALWAYS = "reject_always"
+PROCEED_ALWAYS_SERVER = "proceed_always_server"
 
 PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
     PermissionOption(option_id=PROCEED_ONCE, name="Allow", kind="allow_once"),
@@ -35,6 +36,10 @@ PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
     PermissionOption(option_id=REJECT_ALWAYS, name="Reject always", kind="reject_always"),
 )
 
+SERVER_OPTION = PermissionOption(
+    option_id=PROCEED_ALWAYS_SERVER, name="Allow all tools of this server", kind="allow_always"
+)
+
 REJECTED_MESSAGE = "The user rejected this tool call."
 
 # What the user chose. "reject" is the "Reject" option (`cancel` id); "cancelled"
@@ -43,6 +48,7 @@ ApprovalChoice = Literal[
     "proceed_once",
     "proceed_always",
     "proceed_always_and_save",
+    "proceed_always_server",
     "reject",
     "reject_always",
     "cancelled",
@@ -69,14 +75,18 @@ def build_permission_request(
     args: dict[str, Any],
     display: ToolDisplay,
     preview: tuple[DisplayContent, ...],
+    mcp_server: str | None = None,
 ) -> PermissionRequest:
     """The question for one call: title, kind and locations from the display, the
-    preview as content."""
+    preview as content; an MCP tool's also offers to allow all tools of its server."""
+    options = PERMISSION_OPTIONS
+    if mcp_server is not None:
+        options = (*PERMISSION_OPTIONS[:3], SERVER_OPTION, *PERMISSION_OPTIONS[3:])
     return PermissionRequest(
         tool_call_id=call_id,
         title=display.title,
         kind=display.kind,
-        options=PERMISSION_OPTIONS,
+        options=options,
         locations=display.locations,
         raw_input=dict(args),
         content=preview or display.content,
@@ -94,6 +104,8 @@ def choice_from_outcome(outcome: PermissionOutcome) -> ApprovalChoice:
             return "proceed_always"
         case "proceed_always_and_save":
             return "proceed_always_and_save"
+        case "proceed_always_server":
+            return "proceed_always_server"
         case "cancel":
             return "reject"
         case "reject_always":

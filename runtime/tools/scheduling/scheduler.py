@@ -136,6 +136,11 @@ class Scheduler:
         for tool in tools:
             self._tools.setdefault(tool.name, tool)
 
+    def remove_tools(self, names: Iterable[str]) -> None:
+        """Removes tools a server no longer offers (its list changed)."""
+        for name in names:
+            self._tools.pop(name, None)
+
     async def schedule(self, call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Runs one call; returns the function response for the model.
 
@@ -304,7 +309,11 @@ class Scheduler:
             if verdict.decision == "deny":
                 await self._finish_denied(call, verdict)
         request = build_permission_request(
-            call_id=call.call_id, args=call.args, display=call.display, preview=preview
+            call_id=call.call_id,
+            args=call.args,
+            display=call.display,
+            preview=preview,
+            mcp_server=getattr(tool, "mcp_server", None),
         )
         if self._on_ask is not None:
             self._on_ask(request)
@@ -335,6 +344,10 @@ class Scheduler:
                     await self._notify(
                         f"Could not save the permission; it holds for this session only: {exc}"
                     )
+            case "proceed_always_server":
+                server = getattr(self._tools.get(call.name), "mcp_server", None)
+                if server is not None and hasattr(self._policy, "allow_server"):
+                    self._policy.allow_server(server, mode=mode)
             case "reject":
                 await self._report.fail(call, REJECTED_MESSAGE)
             case "reject_always":

@@ -1,0 +1,162 @@
+"""MCP beyond tools (issue 11): servers from Gemini CLI's `mcpServers` settings merged
+with the editor's, trust, include/exclude, "Allow all tools of this server", a
+restart after a crash, `tools/list_changed`, prompts as slash commands, resources
+mentioned with `@<uri>`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.acp_client import AcpTestClient
+from tests.e2e.test_mcp import stdio_entry
+from tests.e2e.tools_harness import (
+    AGENT,
+    CLEARED_ENV,
+    EDITOR,
+    MakeAgent,
+    function_responses,
+    response_text,
+)
+from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
+from tests.fakes.mcp_server import SCRIPT as SERVER
+
+pytestmark = pytest.mark.e2e
+
+
+async def start(
+    make_agent: MakeAgent,
+    tmp_path: Path,
+    fake: FakeGeminiServer,
+    *,
+    settings: dict[str, Any],
+    editor_servers: list[dict[str, Any]] = (),  # type: ignore[assignment]
+) -> tuple[AcpTestClient, str, Path]:
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    (workspace / ".gemini").mkdir(parents=True)
+    home.mkdir()
+    (workspace / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    env: dict[str, str | None] = {key: None for key in CLEARED_ENV}
+    env |= {"HOME": str(home), "GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    client = await make_agent(AGENT, env, cwd=workspace, permission_policy="queue")
+    await client.initialize(EDITOR)
+    new = await client.new_session(workspace.resolve(), mcp_servers=list(editor_servers))
+    return client, new["sessionId"], workspace.resolve()
+
+
+def server_settings(**extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [SERVER], **extra}
+
+
+async def test_settings_servers_trust_filters_and_the_editor_winning_a_clash(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    settings = {
+        "mcpServers": {
+            "team": server_settings(trust=True, excludeTools=["crash", "fail"], timeout=5000),
+            "demo": server_settings(env={"WHO": "settings"}),
+        }
+    }
+    fake_gemini.add(
+        function_call_response("mcp_team_echo", {"text": "hi"}),
+        function_call_response("mcp_demo_env_value", {"name": "WHO"}),
+        text_response("done"),
+    )
+    client, sid, _ = await start(
+        make_agent,
+        tmp_path,
+        fake_gemini,
+        settings=settings,
+        editor_servers=[stdio_entry("demo", env={"WHO": "editor"})],
+    )
+    pending = client.start_prompt(sid, "use the servers")
+    # the trusted server's call is not asked; the editor's demo is
+    request = await client.next_permission_request()
+    assert request.tool_call["title"] == "demo: env_value"
+    options = {o["optionId"]: o["name"] for o in request.options}
+    assert options["proceed_always_server"] == "Allow all tools of this server"
+    request.select("proceed_once")
+    assert await pending.result(30) == {"stopReason": "end_turn"}
+    first, second, third = fake_gemini.generate_requests
+    names = first.function_declaration_names
+    assert "mcp_team_echo" in names and "mcp_team_crash" not in names
+    assert "mcp_team_fail" not in names
+    assert response_text(function_responses(second)[0]) == "hi"
+    assert response_text(function_responses(third)[0]) == "editor"  # the editor's server won
+
+
+async def test_allow_all_tools_of_a_server_restart_list_changed_prompts_and_resources(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    client, sid, _ = await start(
+        make_agent, tmp_path, fake_gemini, settings={"mcpServers": {"demo": server_settings()}}
+    )
+    # the server's prompt is offered as a command once the server is up
+    await client.wait_for_update(
+        lambda u: (
+            u["sessionUpdate"] == "available_commands_update"
+            and any(c["name"] == "demo:review" for c in u["availableCommands"])
+        ),
+        session_id=sid,
+        timeout=20,
+    )
+
+    # "Allow all tools of this server": later calls of its other tools are not asked
+    fake_gemini.add(
+        function_call_response("mcp_demo_echo", {"text": "a"}),
+        function_call_response("mcp_demo_grow", {}),
+        text_response("ok"),
+    )
+    pending = client.start_prompt(sid, "echo then grow")
+    (await client.next_permission_request()).select("proceed_always_server")
+    assert await pending.result(30) == {"stopReason": "end_turn"}
+    assert len(client.permission_requests) == 1
+
+    # the tool list changed: the next request offers the new tool
+    fake_gemini.add(text_response("seen"))
+    assert await client.prompt(sid, "what tools now?") == {"stopReason": "end_turn"}
+    assert "mcp_demo_extra" in fake_gemini.generate_requests[-1].function_declaration_names
+    assert "changed its tools" in client.text_of(sid)
+
+    # an MCP prompt as a slash command: its text goes to the model as the user's message
+    fake_gemini.add(text_response("reviewed"))
+    assert await client.prompt(sid, "/demo:review a.py focus=style") == {"stopReason": "end_turn"}
+    assert (
+        fake_gemini.generate_requests[-1].last_user_text == "Please review a.py, looking for style."
+    )
+
+    # a resource mentioned as @<uri> is read into the prompt
+    before = len(client.text_of(sid))
+    await client.prompt(sid, "/mcp")
+    assert "@notes://team/guidelines" in client.text_of(sid)[before:]
+    fake_gemini.add(text_response("will do"))
+    await client.prompt(sid, "follow @notes://team/guidelines please")
+    contents = json.dumps(fake_gemini.generate_requests[-1].contents)
+    assert "every function has a docstring" in contents
+
+    # a crash: told, restarted once, and its tools work again
+    fake_gemini.add(
+        function_call_response("mcp_demo_crash", {}),
+        text_response("it crashed"),
+    )
+    await client.prompt(sid, "crash it")
+    for _ in range(40):  # /mcp shows the server's state without a model call
+        before = len(client.text_of(sid))
+        await client.prompt(sid, "/mcp")
+        if "**demo** (settings): ready" in client.text_of(sid)[before:]:
+            break
+        await asyncio.sleep(0.5)
+    fake_gemini.add(
+        function_call_response("mcp_demo_echo", {"text": "back"}),
+        text_response("echoed"),
+    )
+    assert await client.prompt(sid, "echo again") == {"stopReason": "end_turn"}
+    assert response_text(function_responses(fake_gemini.generate_requests[-1])[0]) == "back"
+    text = client.text_of(sid)
+    assert "stopped (exited with code 7); restarting it." in text
+    assert "MCP server 'demo' was restarted." in text
