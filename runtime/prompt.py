@@ -87,9 +87,25 @@ def build_system_prompt(
 class SystemPrompt:
     """The session's system prompt, rebuilt on `/memory reload` (context files re-read)."""
 
-    def __init__(self, workspace: Path, home: Path, extra_roots: tuple[Path, ...] = ()) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        home: Path,
+        extra_roots: tuple[Path, ...] = (),
+        *,
+        plans_dir: Path | None = None,
+    ) -> None:
         self.workspace, self.home, self.extra_roots = workspace, home, extra_roots
+        self.plans_dir = plans_dir
         self.text = build_system_prompt(workspace, home, extra_roots=extra_roots)
+
+    def for_mode(self, mode: str) -> str:
+        """The InstructionProvider: plan mode adds its rules and where the plan goes."""
+        if mode != "plan" or self.plans_dir is None:
+            return self.text
+        from runtime.tools.builtin.plan import PLAN_MODE_INSTRUCTIONS
+
+        return f"{self.text}\n{PLAN_MODE_INSTRUCTIONS.format(plans_dir=self.plans_dir)}"
 
     def reload(self) -> list[Path]:
         """Re-read the context files; returns the files now in use."""

@@ -417,8 +417,13 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
     hooks = build_hooks(spec, link)
     scheduler = build_scheduler(spec, roots, link, hooks)
     mcp = build_mcp(spec, scheduler.scheduler, link, scheduler.policy)
-    prompt = SystemPrompt(spec.config.workspace, spec.config.home, spec.additional_roots)
-    agent = build_agent(spec, model, models, scheduler, mcp, prompt, link.masked)
+    prompt = SystemPrompt(
+        spec.config.workspace,
+        spec.config.home,
+        spec.additional_roots,
+        plans_dir=spec.config.temp_dir / "plans",
+    )
+    agent = build_agent(spec, model, models, scheduler, mcp, prompt, link.masked, link.mode)
     session_service = GcliSessionService()
     runner = Runner(
         app_name=APP_NAME,

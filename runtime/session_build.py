@@ -334,23 +334,25 @@ def build_agent(
     mcp: GcliMcpToolset | None,
     prompt: SystemPrompt,
     on_masked: Callable[[list[Any]], None] | None = None,
+    mode: Callable[[], str] = lambda: "default",
 ) -> Any:
     """The LlmAgent with the system prompt, the tools (through the scheduler) and the
     ordered request processors (masking, then routing, after `contents`)."""
     from runtime.adk.agent import GcliLlmAgent
     from runtime.adk.processors import gcli_processors
-    from runtime.adk.tools import to_adk_tools
+    from runtime.adk.tools import GcliToolset, to_adk_tools
     from runtime.services.masking import ToolOutputMaskingService
 
     masking = ToolOutputMaskingService(tool_outputs_dir(spec))
     scheduler = parts.scheduler
-    tools: list[Any] = to_adk_tools(parts.tools.values(), scheduler_provider=lambda _ctx: scheduler)
+    builtin = to_adk_tools(parts.tools.values(), scheduler_provider=lambda _ctx: scheduler)
+    tools: list[Any] = [GcliToolset(builtin, mode)]
     if mcp is not None:
         tools.append(mcp)
     return GcliLlmAgent(
         name="gemini_cli_agent",
         model=model,
-        instruction=lambda _ctx: prompt.text,
+        instruction=lambda _ctx: prompt.for_mode(mode()),
         tools=tools,
         disallow_transfer_to_parent=True,
         disallow_transfer_to_peers=True,

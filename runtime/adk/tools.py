@@ -18,7 +18,9 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Literal
 
+from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
@@ -95,6 +97,31 @@ class GcliAdkTool(BaseTool):
         scheduler = self._scheduler_provider(tool_context)
         call_id = tool_context.function_call_id or f"call-{uuid.uuid4().hex[:16]}"
         return await scheduler.schedule(call_id, self.name, dict(args))
+
+
+class GcliToolset(BaseToolset):
+    """The built-in tools as offered in the current mode (design: tools filtered by mode
+    through the toolset, so the model is never offered what it may not use): plan mode
+    offers the read-only tools, writing the plan and `exit_plan_mode`; the other modes
+    everything but `exit_plan_mode`."""
+
+    def __init__(self, tools: list[GcliAdkTool], mode: Callable[[], str]) -> None:
+        super().__init__()
+        self._tools = tools
+        self._mode = mode
+        # ADK keeps a toolset's tools for a whole invocation; the mode can change within
+        # one (exit_plan_mode), so they are asked for at every model call.
+        self._use_invocation_cache = False
+
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        from runtime.tools.builtin.plan import EXIT_PLAN_MODE, PLAN_MODE_TOOLS
+
+        if self._mode() == "plan":
+            return [t for t in self._tools if t.name in PLAN_MODE_TOOLS]
+        return [t for t in self._tools if t.name != EXIT_PLAN_MODE]
+
+    async def close(self) -> None:
+        return None
 
 
 def to_adk_tools(

@@ -40,6 +40,8 @@ class ToolResult:
     raw_output: dict[str, Any] | None = None
     plan: list[dict[str, str]] | None = None
     error_type: str | None = None
+    switch_mode: str | None = None
+    """A mode the session switches to once the call completes (`exit_plan_mode`)."""
 
 
 # Progress callback: a tool running a command reports its display

@@ -17,6 +17,7 @@ from runtime.tools.builtin.edit import ReplaceTool, WriteFileTool
 from runtime.tools.builtin.glob import GlobTool
 from runtime.tools.builtin.grep import GrepSearchTool
 from runtime.tools.builtin.many_files import ReadManyFilesTool
+from runtime.tools.builtin.plan import ExitPlanModeTool
 from runtime.tools.builtin.read import ListDirectoryTool, ReadFileTool
 from runtime.tools.builtin.shell import RunShellCommandTool
 from runtime.tools.builtin.todo import WriteTodosTool
@@ -40,6 +41,7 @@ def build_catalog(*, include_web_fetch: bool = True) -> dict[str, GcliTool]:
         ReplaceTool(),
         RunShellCommandTool(),
         WriteTodosTool(),
+        ExitPlanModeTool(),
     ]
     if include_web_fetch:
         tools.append(WebFetchTool())

@@ -86,6 +86,7 @@ async def test_a_stdio_server_s_tools_are_wrapped_and_called(
     assert set(tools) == {
         "mcp_demo_echo", "mcp_demo_fail", "mcp_demo_big", "mcp_demo_picture",
         "mcp_demo_crash", "mcp_demo_env_value", "mcp_demo_cwd", "mcp_demo_header",
+        "mcp_demo_grow",
     }  # fmt: skip
     echo = tools["mcp_demo_echo"]
     assert (echo.kind, echo.mcp_server, echo.server_tool_name) == ("read", "demo", "echo")
@@ -115,12 +116,27 @@ async def test_a_stdio_server_s_tools_are_wrapped_and_called(
         if notices:
             break
         await asyncio.sleep(0.02)
+    assert notices == ["MCP server 'demo' stopped (exited with code 7); restarting it."]
+    after = await echo.execute({"text": "x"}, env)  # before the restart
+    assert after.is_error and "is not available (exited with code 7)" in after.llm_content
+    for _ in range(300):  # restarted once, after a pause
+        notices = servers.take_notices()
+        if notices:
+            break
+        await asyncio.sleep(0.05)
+    assert notices == ["MCP server 'demo' was restarted."]
+    again = await echo.execute({"text": "x"}, env)
+    assert not again.is_error and again.llm_content == "x"
+    crashed = await tools["mcp_demo_crash"].execute({}, env)  # a second crash: for good
+    for _ in range(100):
+        notices = servers.take_notices()
+        if notices:
+            break
+        await asyncio.sleep(0.02)
     assert notices == [
         "MCP server 'demo' stopped (exited with code 7); "
         "its tools are unavailable for the rest of this session."
     ]
-    after = await echo.execute({"text": "x"}, env)
-    assert after.is_error and "is not available (exited with code 7)" in after.llm_content
 
 
 async def test_servers_that_cannot_start_are_reported_once_and_the_others_work(

@@ -7,6 +7,7 @@ offers `fs.writeTextFile` sees (and reviews) every write.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from runtime.protocol import DisplayContent, DisplayDiff, ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.builtin.args import ArgError, bool_arg, required_str, str_arg
 from runtime.tools.builtin.env import files_of, location, resolve, shown
+from runtime.tools.builtin.plan import is_plan_file, plan_entries_from_markdown
 from runtime.tools.builtin.results import CodedToolError, error_from_exception, error_result
 
 logger = logging.getLogger(__name__)
@@ -101,8 +103,13 @@ class WriteFileTool(GcliTool):
                 return error_result(
                     f"Path is a directory, not a file: {shown(env, path)}", "is_directory"
                 )
-            before = await _current_text(env, path)
-            await files.write_text(path, content)
+            plan = is_plan_file(path, env)
+            if plan:  # the agent's own plans folder: written here, not in the editor
+                before = await asyncio.to_thread(_read_local, path)
+                await asyncio.to_thread(_write_local, path, content)
+            else:
+                before = await _current_text(env, path)
+                await files.write_text(path, content)
         except (RuntimeAgentError, OSError) as exc:
             return error_from_exception(exc)
         where = shown(env, path)
@@ -115,7 +122,22 @@ class WriteFileTool(GcliTool):
             llm_content=message,
             display=(diff,),
             raw_output={"path": str(path), "created": before is None},
+            plan=plan_entries_from_markdown(content) if plan else None,
         )
+
+
+def _read_local(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _write_local(path: Path, content: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(content, encoding="utf-8")
+    tmp.replace(path)
 
 
 # ---------------------------------------------------------------- replace

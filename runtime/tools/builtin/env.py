@@ -31,8 +31,9 @@ def commands_of(env: ToolEnv) -> CommandRunner:
 
 
 def resolve(env: ToolEnv, raw: str) -> Path:
-    """`raw` resolved inside the session's roots (raises PathOutsideWorkspaceError)."""
-    return resolve_in_roots(raw, env.roots)
+    """`raw` resolved inside the session's roots, or the session's plans folder (plan
+    mode's plan files); raises PathOutsideWorkspaceError."""
+    return resolve_in_roots(raw, (*env.roots, env.temp_dir / "plans"))
 
 
 def shown(env: ToolEnv, path: str | Path) -> str:

@@ -228,6 +228,7 @@ class GcliMcpToolset(BaseToolset):
         self._lock = asyncio.Lock()
         self._tools: list[BaseTool] | None = None
         self._wrapped: list[GcliMcpTool] = []
+        self._use_invocation_cache = False  # a server's list may change within a turn
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         async with self._lock:

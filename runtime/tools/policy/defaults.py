@@ -8,6 +8,7 @@
 | 50 | read-only tools → allow | all |
 | 60 | everything → deny (plan mode is read-only) | plan |
 | 70 | read-only tools → allow; write_file of a plan file → allow | plan |
+| 70 | exit_plan_mode → allow (it asks the user itself) | all |
 | 999 | everything → allow | yolo |
 
 Shell rules are still subject to the heuristics of `shell_safety` (redirection,
@@ -71,6 +72,8 @@ def default_rules(*, plans_dir: Path | None = None) -> tuple[PolicyRule, ...]:
         ),
         _rule(toolName=list(READ_ONLY_TOOLS), decision="allow", priority=70, modes=["plan"]),
         _rule(toolName="*", decision="allow", priority=999, modes=["yolo"]),
+        # exit_plan_mode asks the user itself (the plan, and which mode to go on in)
+        _rule(toolName="exit_plan_mode", decision="allow", priority=70),
     ]
     if plans_dir is not None:
         rules.append(

@@ -211,6 +211,8 @@ class Scheduler:
         result = await self._after_hook(call, result)
         content = result.display or (preview if call.name in EDIT_TOOLS else ())
         await self._report.completed(call, result, content)
+        if result.switch_mode is not None and not result.is_error:
+            await self._change_mode(result.switch_mode)
         return {"error": result.llm_content} if result.is_error else {"output": result.llm_content}
 
     async def _check_args(self, call: ToolCall, tool: GcliTool) -> None:
@@ -374,7 +376,12 @@ class Scheduler:
         async def progress(content: tuple[DisplayContent, ...]) -> None:
             await self._report.updated(call, call.display.model_copy(update={"content": content}))
 
-        env = dataclasses.replace(self._env, on_progress=progress, preview=preview)
+        env = dataclasses.replace(
+            self._env,
+            on_progress=progress,
+            preview=preview,
+            extra={**self._env.extra, "call_id": call.call_id},
+        )
         try:
             return await tool.execute(call.args, env)
         except asyncio.CancelledError:
