@@ -18,6 +18,8 @@ so read ratios and medians, never single numbers. Groups (`--only`):
 - `tools`   — tool round trips (`bench/tools_bench.py`);
 - `sessions` — `session/load` of a long recorded session, recording's cost on a
   stream and per message, `session/list` over 1 000 sessions (`bench/sessions_bench.py`);
+- `extensibility` — a BeforeTool + AfterTool hook pair's cost, `session/new` with three
+  stdio MCP servers in settings (`bench/extensibility_bench.py`);
 - `cold`    — `session/new` sent right after `initialize` (info);
 - `oneshot` — an `acpx exec`-like client: `initialize` and `session/new` written
   together at spawn, the prompt as soon as the session id is known (info), plus an
@@ -53,7 +55,7 @@ if str(ROOT) not in sys.path:
 from bench.client import AgentProcess, Received, Turn  # noqa: E402
 
 ECHO_AGENT = ROOT / "bench" / "echo_agent.py"
-GROUPS = ("spawn", "api", "fake", "tools", "sessions", "cold", "oneshot")
+GROUPS = ("spawn", "api", "fake", "tools", "sessions", "extensibility", "cold", "oneshot")
 STREAM_CHUNKS = 200
 WARM_PAUSE_S = 0.2
 SETTLE_MIN_S = 3.0
@@ -876,6 +878,10 @@ def run(runs: int, groups: Sequence[str]) -> tuple[list[Metric], list[str]]:
             from bench.sessions_bench import measure_sessions
 
             metrics += measure_sessions(box, procs)
+        if "extensibility" in groups:
+            from bench.extensibility_bench import measure_extensibility
+
+            metrics += measure_extensibility(box, procs)
         if "cold" in groups:
             metrics.append(measure_cold_session_new(plain, echo, procs))
         if "oneshot" in groups:

@@ -125,3 +125,12 @@ def test_session_figures_run(box: bench.Sandbox) -> None:
     per_message = per_message_cost(box, 5)
     figures = (*news, *loaded, *listed, *floor, *with_rec, *without, *per_message)
     assert len(figures) == 11 and all(_is_figure(v) for v in figures)
+
+
+def test_extensibility_figures_run(box: bench.Sandbox) -> None:
+    from bench.extensibility_bench import hook_pair_cost, session_new_with_servers
+
+    pairs, bare = hook_pair_cost(box, 2)
+    with_servers, without = session_new_with_servers(box, 1)
+    figures = (*pairs, *bare, *with_servers, *without)
+    assert len(figures) == 6 and all(_is_figure(v) for v in figures)

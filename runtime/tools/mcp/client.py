@@ -61,6 +61,7 @@ def _client_info() -> mcp_types.Implementation:
 CLOSE_GRACE_S = 1.5
 HTTP_TIMEOUT_S = 30.0
 _MAX_TOOL_PAGES = 50
+START_DELAY_S = 0.01
 RESTART_DELAY_S = 1.0
 """The pause before a stdio server that stopped is started again (once)."""
 # How long a dead connection waits for its process to be reaped, to report the exit
@@ -390,6 +391,9 @@ class McpServers:
                 logger.warning("MCP server %s did not close cleanly: %s", connection.name, result)
 
     async def _connect_all(self) -> None:
+        # Spawning server processes costs a few ms each: let the answer to session/new
+        # (written by a callback scheduled as the handler returns) go out first.
+        await asyncio.sleep(START_DELAY_S)
         await asyncio.gather(*(self._connect(c) for c in self.connections))
         if self.on_ready is not None:
             self.on_ready()  # their prompts become commands

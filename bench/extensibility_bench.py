@@ -1,0 +1,114 @@
+"""Extensibility figures (the `.gemini/` issue): hooks and MCP start-up.
+
+- A BeforeTool + AfterTool command-hook pair around one call, in process
+  (`CommandToolHooks`), against the bare cost of starting the same two processes
+  (`/bin/sh -c true`, twice): the hooks' own overhead is the difference, target
+  ≤ 30 ms per call.
+- `session/new` in a warm agent whose settings declare three stdio MCP servers,
+  against the same agent without them: the servers start in the background, so the
+  target is ≤ 20 ms (as without servers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+from bench.run import Metric, Sandbox, adk_spec, settle
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOK = "cat >/dev/null; echo '{}'"
+
+
+async def _hook_pairs(box: Sandbox, n: int) -> tuple[list[float], list[float]]:
+    from runtime.tools.base import ToolResult
+    from runtime.tools.scheduling.hooks import CommandToolHooks
+
+    settings = {
+        event: [{"matcher": "", "hooks": [{"type": "command", "command": HOOK}]}]
+        for event in ("BeforeTool", "AfterTool")
+    }
+    hooks = CommandToolHooks(settings, cwd=box.workspace, session_id="bench")
+    result = ToolResult(llm_content="file contents")
+    pairs, bare = [], []
+    for _ in range(n):
+        t = time.perf_counter()
+        await hooks.before_tool("read_file", {"file_path": "README.md"})
+        await hooks.after_tool("read_file", {"file_path": "README.md"}, result)
+        pairs.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        for _ in range(2):
+            process = await asyncio.create_subprocess_shell(
+                "true", stdin=asyncio.subprocess.DEVNULL, start_new_session=True
+            )
+            await process.wait()
+        bare.append(time.perf_counter() - t)
+    return pairs, bare
+
+
+def hook_pair_cost(box: Sandbox, n: int = 20) -> tuple[list[float], list[float]]:
+    return asyncio.run(_hook_pairs(box, n))
+
+
+def session_new_with_servers(box: Sandbox, n: int) -> tuple[list[float], list[float]]:
+    """(with three stdio MCP servers in settings, without), one warm process each."""
+    server = str(ROOT / "tests" / "fakes" / "mcp_server.py")
+    figures: list[list[float]] = []
+    for servers in (3, 0):
+        workspace = box.root / f"ws-mcp-{servers}"
+        (workspace / ".gemini").mkdir(parents=True, exist_ok=True)
+        settings = {
+            "mcpServers": {
+                f"s{i}": {"command": sys.executable, "args": [server]} for i in range(servers)
+            }
+        }
+        (workspace / ".gemini" / "settings.json").write_text(json.dumps(settings))
+        spec = adk_spec(box, box.script(f"mcp-{servers}.jsonl", short_turns=1, stream_turns=0))
+        times = []
+        with spec.spawn() as agent:
+            agent.initialize().result  # noqa: B018
+            settle(agent, spec)
+            for _ in range(n):
+                agent.drain(3.0)  # the previous servers have started: no CPU contention
+                t = time.perf_counter()
+                created = agent.call("session/new", {"cwd": str(workspace), "mcpServers": []})
+                created.result  # noqa: B018
+                times.append(created.t - t)
+            agent.close()
+        figures.append(times)
+    return figures[0], figures[1]
+
+
+def measure_extensibility(box: Sandbox, procs: int) -> list[Metric]:
+    pairs, bare = hook_pair_cost(box)
+    overhead = [p - b for p, b in zip(pairs, bare, strict=True)]
+    with_servers, without = session_new_with_servers(box, max(3, procs))
+    return [
+        Metric(
+            "hook_pair",
+            "BeforeTool + AfterTool hook pair, per call",
+            "ms",
+            pairs,
+            bare,
+            note="baseline: starting the same two processes bare (sh -c true ×2)",
+        ),
+        Metric(
+            "hook_overhead",
+            "hook pair's own overhead beyond the process starts",
+            "ms",
+            overhead,
+            target=0.030,
+        ),
+        Metric(
+            "session_new_mcp",
+            "session/new with 3 stdio MCP servers in settings",
+            "ms",
+            with_servers,
+            without,
+            target=0.020,
+            note="baseline: session/new without servers; the servers start in the background",
+        ),
+    ]
