@@ -13,6 +13,9 @@ the tool declarations and before `GcliAgentModel` is called.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
@@ -26,6 +29,7 @@ from google.genai import types
 from runtime.models.routing import RoutingContext, apply_model_selection, route_with_sequence
 from runtime.models.state import ModelState
 from runtime.services.masking import MaskResult, ToolOutputMaskingService
+from runtime.tools.base import MEDIA_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +117,74 @@ class ToolOutputMaskingProcessor(BaseLlmRequestProcessor):
         yield  # an async generator that yields nothing
 
 
+def _media_key(response: types.FunctionResponse) -> tuple[str, str]:
+    body = {k: v for k, v in (response.response or {}).items() if k != MEDIA_KEY}
+    return str(response.name), json.dumps(body, sort_keys=True, default=str)
+
+
+def _move_media(contents: Sequence[types.Content]) -> dict[tuple[str, str], list[types.Part]]:
+    """Function responses carrying media (`MEDIA_KEY`): the media leave the response
+    (a new dict: the old one may be shared) and follow it as inline data parts of the
+    same content. Returns the parts added, by response."""
+    moved: dict[tuple[str, str], list[types.Part]] = {}
+    for content in contents:
+        parts = content.parts or []
+        extra: list[types.Part] = []
+        for part in parts:
+            response = part.function_response
+            if response is None or not isinstance(response.response, dict):
+                continue
+            if MEDIA_KEY not in response.response:
+                continue
+            media = response.response[MEDIA_KEY]
+            key = _media_key(response)
+            response.response = {k: v for k, v in response.response.items() if k != MEDIA_KEY}
+            blobs = []
+            for item in media if isinstance(media, list) else ():
+                try:
+                    data = base64.b64decode(str(item.get("data", "")), validate=True)
+                except (ValueError, binascii.Error):
+                    continue
+                blob = types.Blob(data=data, mime_type=item.get("mimeType"))
+                blobs.append(types.Part(inline_data=blob))
+            moved[key] = blobs
+            extra += blobs
+        if extra:
+            content.parts = [*parts, *extra]
+    return moved
+
+
+class ToolMediaProcessor(BaseLlmRequestProcessor):
+    """Images and audio from tools reach the model as media, not text (Gemini CLI sends
+    them as inline data beside the function response). Runs first; the move is made in
+    the live session events too, so it happens once and is kept."""
+
+    name = "gcli_tool_media"
+
+    async def run_async(
+        self, invocation_context: InvocationContext, llm_request: LlmRequest
+    ) -> AsyncGenerator[Event, None]:
+        live = [e.content for e in invocation_context.session.events if e.content is not None]
+        moved = _move_media(live)
+        _move_media(llm_request.contents)
+        if moved:  # the request was built before the move: give it the same parts
+            for content in llm_request.contents:
+                parts = content.parts or []
+                if any(p.inline_data is not None for p in parts):
+                    continue
+                extra = [
+                    blob
+                    for p in parts
+                    if p.function_response is not None
+                    for blob in moved.get(_media_key(p.function_response), [])
+                ]
+                if extra:
+                    content.parts = [*parts, *extra]
+            logger.info("tool media moved into inline data parts")
+        return
+        yield  # an async generator that yields nothing
+
+
 class GcliRoutingProcessor(BaseLlmRequestProcessor):
     """Routes each model call and rewrites `llm_request.model` (design seam)."""
 
@@ -153,8 +225,8 @@ def gcli_processors(
     masking: ToolOutputMaskingService | None,
     on_masked: Callable[[list[types.FunctionResponse]], None] | None = None,
 ) -> list[Any]:
-    """The ordered list: masking (if enabled), then routing."""
-    processors: list[Any] = []
+    """The ordered list: tool media, masking (if enabled), then routing."""
+    processors: list[Any] = [ToolMediaProcessor()]
     if masking is not None:
         processors.append(ToolOutputMaskingProcessor(masking, on_masked))
     processors.append(GcliRoutingProcessor(state))

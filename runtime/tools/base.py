@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from runtime.host import Host
 
 
+MEDIA_KEY = "_media"
+"""Where a function response carries its media until `ToolMediaProcessor` moves it."""
+
+
 @dataclass
 class ToolResult:
     """What a call produced.
@@ -42,6 +46,9 @@ class ToolResult:
     error_type: str | None = None
     switch_mode: str | None = None
     """A mode the session switches to once the call completes (`exit_plan_mode`)."""
+    media: list[dict[str, str]] | None = None
+    """Images or audio for the model (`{"mimeType", "data"}` base64), sent as inline data
+    beside the function response (`ToolMediaProcessor`), not as text."""
 
 
 # Progress callback: a tool running a command reports its display

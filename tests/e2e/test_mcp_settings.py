@@ -160,3 +160,23 @@ async def test_allow_all_tools_of_a_server_restart_list_changed_prompts_and_reso
     text = client.text_of(sid)
     assert "stopped (exited with code 7); restarting it." in text
     assert "MCP server 'demo' was restarted." in text
+
+
+async def test_an_image_from_a_tool_reaches_the_model_as_media(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    settings = {"mcpServers": {"demo": server_settings(trust=True)}}
+    fake_gemini.add(function_call_response("mcp_demo_picture", {}), text_response("a PNG"))
+    client, sid, _ = await start(make_agent, tmp_path, fake_gemini, settings=settings)
+    assert await client.prompt(sid, "show me") == {"stopReason": "end_turn"}
+    last = fake_gemini.generate_requests[-1].contents[-1]
+    response = next(p["functionResponse"] for p in last["parts"] if "functionResponse" in p)
+    assert "_media" not in response["response"]
+    assert "attached" in response["response"]["output"]
+    [blob] = [p["inlineData"] for p in last["parts"] if "inlineData" in p]
+    assert blob.get("mimeType", blob.get("mime_type")) == "image/png" and blob["data"]
+    # and again at the next call of the session: moved once, kept
+    fake_gemini.add(text_response("still a PNG"))
+    await client.prompt(sid, "and?")
+    history = fake_gemini.generate_requests[-1].contents
+    assert sum("inlineData" in p for c in history for p in c["parts"]) == 1

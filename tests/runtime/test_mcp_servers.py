@@ -103,6 +103,9 @@ async def test_a_stdio_server_s_tools_are_wrapped_and_called(
     assert picture.llm_content.startswith(
         "a caption\n[Tool 'picture' returned image data (image/png"
     )
+    assert picture.llm_content.endswith("attached]")
+    [image] = picture.media or []
+    assert image["mimeType"] == "image/png" and image["data"]
     given = await tools["mcp_demo_env_value"].execute({"name": "FROM_EDITOR"}, env)
     hidden = await tools["mcp_demo_env_value"].execute({"name": "GEMINI_API_KEY"}, env)
     assert (given.llm_content, hidden.llm_content) == ("given", "<unset>")

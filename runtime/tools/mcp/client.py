@@ -158,7 +158,14 @@ class McpConnection:
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self._wake.set()  # the connection's task reports the server as lost
+                await self._until_lost(_EXIT_WAIT_S + 2)  # so the user hears of it this turn
             raise
+
+    async def _until_lost(self, timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.state == "ready" and loop.time() < deadline:
+            await asyncio.sleep(0.05)
 
     async def _on_message(self, message: Any) -> None:
         """Server notifications: a changed tool list is listed again between turns."""

@@ -130,9 +130,15 @@ class GcliMcpTool(GcliTool):
 
 
 def tool_result(tool: str, result: mcp_types.CallToolResult) -> ToolResult:
-    """A `tools/call` result as a ToolResult: text parts joined; images, audio and
-    binary resources summarized (the model gets text); `isError` → an error result."""
+    """A `tools/call` result as a ToolResult: text parts joined; images and audio go to
+    the model as media (with a line saying so in the text); binary resources
+    summarized; `isError` → an error result."""
     text = "\n".join(t for t in (_block_text(tool, block) for block in result.content) if t)
+    media = [
+        {"mimeType": block.mime_type, "data": block.data}
+        for block in result.content
+        if isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent)
+    ]
     if not text and result.structured_content is not None:
         text = json.dumps(result.structured_content, ensure_ascii=False)
     raw = (
@@ -154,6 +160,7 @@ def tool_result(tool: str, result: mcp_types.CallToolResult) -> ToolResult:
         llm_content=text or f"MCP tool '{tool}' returned no content.",
         display=display,
         raw_output=raw,
+        media=media or None,
     )
 
 
@@ -163,7 +170,7 @@ def _block_text(tool: str, block: Any) -> str:
     if isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
         kind = "image" if isinstance(block, mcp_types.ImageContent) else "audio"
         size = _decoded_size(block.data)
-        return f"[Tool '{tool}' returned {kind} data ({block.mime_type}, {size} bytes), not shown]"
+        return f"[Tool '{tool}' returned {kind} data ({block.mime_type}, {size} bytes), attached]"
     if isinstance(block, mcp_types.EmbeddedResource):
         resource = block.resource
         if isinstance(resource, mcp_types.TextResourceContents):

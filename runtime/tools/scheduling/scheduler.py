@@ -34,7 +34,7 @@ from runtime.errors import RuntimeAgentError, ToolError
 from runtime.host import PermissionRequest
 from runtime.protocol import DisplayContent, NoticeSink, ToolDisplay
 from runtime.services.truncation import DEFAULT_THRESHOLD, truncate_output
-from runtime.tools.base import GcliTool, ToolEnv, ToolResult
+from runtime.tools.base import MEDIA_KEY, GcliTool, ToolEnv, ToolResult
 from runtime.tools.policy.defaults import EDIT_TOOLS
 from runtime.tools.policy.engine import PolicyDecision
 from runtime.tools.policy.modes import mode_rank, parse_mode
@@ -213,7 +213,11 @@ class Scheduler:
         await self._report.completed(call, result, content)
         if result.switch_mode is not None and not result.is_error:
             await self._change_mode(result.switch_mode)
-        return {"error": result.llm_content} if result.is_error else {"output": result.llm_content}
+        if result.is_error:
+            return {"error": result.llm_content}
+        if result.media:  # moved out into inline data parts by ToolMediaProcessor
+            return {"output": result.llm_content, MEDIA_KEY: result.media}
+        return {"output": result.llm_content}
 
     async def _check_args(self, call: ToolCall, tool: GcliTool) -> None:
         problem = schema_error(tool.parameters_schema(), call.args)
