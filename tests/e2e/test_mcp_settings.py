@@ -180,3 +180,36 @@ async def test_an_image_from_a_tool_reaches_the_model_as_media(
     await client.prompt(sid, "and?")
     history = fake_gemini.generate_requests[-1].contents
     assert sum("inlineData" in p for c in history for p in c["parts"]) == 1
+
+
+async def test_http_and_sse_servers_from_settings_with_headers(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    from tests.fakes.mcp_server import http_servers
+
+    with http_servers("http", "sse") as (http_port, sse_port):
+        settings = {
+            "mcpServers": {
+                "web": {
+                    "httpUrl": f"http://127.0.0.1:{http_port}/mcp",
+                    "headers": {"X-Token": "h-token"},
+                    "trust": True,
+                },
+                "events": {
+                    "url": f"http://127.0.0.1:{sse_port}/sse",
+                    "headers": {"X-Token": "s-token"},
+                    "trust": True,
+                },
+            }
+        }
+        fake_gemini.add(
+            function_call_response("mcp_web_header", {"name": "X-Token"}),
+            function_call_response("mcp_events_header", {"name": "X-Token"}),
+            text_response("both"),
+        )
+        client, sid, _ = await start(make_agent, tmp_path, fake_gemini, settings=settings)
+        assert await client.prompt(sid, "headers?") == {"stopReason": "end_turn"}
+        _, second, third = fake_gemini.generate_requests
+        assert response_text(function_responses(second)[0]) == "h-token"
+        assert response_text(function_responses(third)[0]) == "s-token"
+        await client.close()
