@@ -261,7 +261,16 @@ def main(argv: list[str] | None = None) -> int:
         _exit_now(2)
     flags = _flags(args)
     threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
+    early = None
+    looked = init_params is None  # answer session/new early only after a good initialize
     while loader.is_alive():
+        if not looked and (line := reader.pending_first()) is not None:
+            from acp_server.early import answer_session_new
+
+            looked = True
+            early = answer_session_new(line, output, flags, dict(os.environ))
+            if early is not None:
+                reader.drop_first()
         if reader.only_eof_left(
             0.02
         ):  # the editor went away before anything else: no session to close
@@ -270,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from acp_server.serve import serve
 
-    code = serve(reader, output, init_params, flags)
+    code = serve(reader, output, init_params, flags, early)
     for handler in logging.getLogger().handlers:
         handler.flush()
     if trace is not None:

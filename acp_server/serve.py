@@ -6,6 +6,7 @@ import asyncio
 import logging
 from typing import Any
 
+from acp_server.early import EarlySession
 from acp_server.server import AcpServer, ServerOptions
 from acp_server.stdio import Output, StdinReader
 from acp_server.transport import JsonRpcEngine
@@ -17,13 +18,19 @@ SHUTDOWN_TIMEOUT_S = 0.8
 
 
 async def _serve(
-    reader: StdinReader, output: Output, init_params: dict[str, Any] | None, flags: AgentFlags
+    reader: StdinReader,
+    output: Output,
+    init_params: dict[str, Any] | None,
+    flags: AgentFlags,
+    early: EarlySession | None = None,
 ) -> None:
     loop = asyncio.get_running_loop()
     engine = JsonRpcEngine(output)
     server = AcpServer(engine, ServerOptions(flags=flags))
     if init_params is not None:
         server.mark_initialized(init_params)
+    if early is not None:  # answered already: build it before any later line is handled
+        await server.open_early(early)
     eof = asyncio.Event()
 
     def on_line(line: bytes | None) -> None:
@@ -45,11 +52,15 @@ async def _serve(
 
 
 def serve(
-    reader: StdinReader, output: Output, init_params: dict[str, Any] | None, flags: AgentFlags
+    reader: StdinReader,
+    output: Output,
+    init_params: dict[str, Any] | None,
+    flags: AgentFlags,
+    early: EarlySession | None = None,
 ) -> int:
     """Run until stdin closes. Returns the process exit code."""
     try:
-        asyncio.run(_serve(reader, output, init_params, flags))
+        asyncio.run(_serve(reader, output, init_params, flags, early))
     except KeyboardInterrupt:
         return 130
     return 0

@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp_server.config_options import ConfigOptions
-from acp_server.errors import session_not_found
+from acp_server.errors import INTERNAL_ERROR, AcpError, session_not_found
 from acp_server.session import AcpSession
 from acp_server.transport import JsonRpcEngine
 from runtime.config import AgentFlags
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from acp_server.early import EarlySession
     from runtime.services.recording import SessionStore
 
 logger = logging.getLogger(__name__)
@@ -39,6 +42,9 @@ class AcpServer:
         self.api_key_override: str | None = None
         self.auth_preference: str | None = None
         self.sessions: dict[str, AcpSession] = {}
+        self.failed_sessions: dict[str, str] = {}
+        """Sessions answered early whose engine could not be built: why, for later requests."""
+        self.open_early: Callable[[EarlySession], Awaitable[None]]
         self.config_options = ConfigOptions()
         self._store: SessionStore | None = None
         from acp_server.handlers import initialize, modes, prompt, sessions
@@ -77,6 +83,12 @@ class AcpServer:
 
     def session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
+        if session is None and session_id in self.failed_sessions:
+            raise AcpError(
+                INTERNAL_ERROR,
+                f"The session could not be started: {self.failed_sessions[session_id]}",
+                {"sessionId": session_id},
+            )
         if session is None:
             raise session_not_found(session_id)
         return session

@@ -187,6 +187,11 @@ class StdinReader:
                 self._lock.wait()
             return self._pending[0]
 
+    def pending_first(self) -> bytes | None:
+        """The first unread line if one is waiting (never blocks; None at EOF or none)."""
+        with self._lock:
+            return self._pending[0] if self._pending else None
+
     def drop_first(self) -> None:
         with self._lock:
             self._pending.pop(0)

@@ -41,6 +41,7 @@ from runtime.tools.policy.modes import is_mode
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from acp_server.early import EarlySession
     from acp_server.server import AcpServer
 
 PAGE_SIZE = 50
@@ -349,6 +350,25 @@ def register(server: AcpServer) -> None:  # noqa: C901 - one closure per method
             shutil.rmtree(outputs_dir(config.temp_dir, session_id), ignore_errors=True)
         return {}
 
+    async def open_early(early: EarlySession) -> None:
+        """The engine of a session/new answered before the server was up (`early.py`)."""
+        try:
+            params = schema.NewSessionRequest.model_validate(early.params)
+            session = await open_session(
+                session_id=early.session_id,
+                cwd_raw=params.cwd,
+                additional_raw=params.additional_directories,
+                raw_servers=params.mcp_servers,
+                recording=None,
+                record=None,
+            )
+        except Exception as exc:  # noqa: BLE001 - told to whoever uses the session next
+            logger.exception("the early session %s could not be built", early.session_id)
+            server.failed_sessions[early.session_id] = getattr(exc, "message", None) or str(exc)
+            return
+        session.announce_commands()
+
+    server.open_early = open_early
     engine = server.engine
     engine.register("session/new", schema.NewSessionRequest, new_session)
     engine.register("session/load", schema.LoadSessionRequest, load_session)

@@ -69,6 +69,39 @@ async def test_initialize_higher_version_first_then_session_new_at_once(
     assert session["sessionId"]
 
 
+async def test_an_editor_opening_a_thread_at_spawn_gets_its_session_at_once(
+    make_agent: MakeAgent, tmp_path: Path, fake_gemini: FakeGeminiServer
+) -> None:
+    """initialize, session/new and the first prompt written together (as Zed and
+    `acpx exec` do): session/new is answered while the engine still loads, long before
+    the prompt's answer; the prompt waits for the engine and works; the session is
+    recorded and listed like any other."""
+    import time
+
+    from tests.fakes.gemini_server import text_response
+
+    fake_gemini.add(text_response("ready when you are"))
+    d = dirs(tmp_path)
+    client = await start_agent(make_agent, d, fake_gemini, initialize=False)
+    client.advertised = {}
+    started = time.monotonic()
+    init = client.begin("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    new = client.begin("session/new", {"cwd": str(d.workspace), "mcpServers": []})
+    await init.result()
+    session = await new.result()
+    answered = time.monotonic() - started
+    schema.NewSessionResponse.model_validate(session)
+    assert session["modes"]["currentModeId"] == "default"
+    sid = session["sessionId"]
+    assert await client.prompt(sid, "hi") == {"stopReason": "end_turn"}
+    prompted = time.monotonic() - started
+    assert client.text_of(sid) == "ready when you are"
+    assert answered < prompted  # not held back until the engine was up
+    listed = await client.request("session/list", {"cwd": str(d.workspace)})
+    assert [s["sessionId"] for s in listed["sessions"]] == [sid]
+    assert any(u["sessionUpdate"] == "available_commands_update" for u in client.updates(sid))
+
+
 async def test_initialize_bad_params_is_invalid_params(
     make_agent: MakeAgent, tmp_path: Path
 ) -> None:

@@ -1,0 +1,108 @@
+"""`session/new` answered before the engine has loaded (the cold path of an editor that
+opens a thread right after `initialize`, as Zed and `acpx exec` do).
+
+While the loader thread imports pygls, `acp.schema` and ADK (~2 s on a small machine),
+a well-formed `session/new` that follows `initialize` is answered from here with
+only the standard library and the light parts of `runtime`: the workspace is checked,
+credentials and settings resolved, a session id chosen, and the modes and config
+options returned as the engine will have them. The engine session behind that id is
+built as soon as the server is up (`AcpServer.open_early`), before any later line is
+handled, so a prompt simply waits for it. Anything unusual (MCP entries of a shape not
+checked here, missing credentials, bad settings) is left to the full handler, which
+answers with the proper error.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from acp_server.stdio import Output
+
+
+@dataclass(frozen=True)
+class EarlySession:
+    """A `session/new` already answered: the id given out and the request's params."""
+
+    session_id: str
+    params: dict[str, Any]
+
+
+def _directory(raw: Any) -> Path | None:
+    if not isinstance(raw, str) or not raw or len(raw) > 4096 or "\0" in raw:
+        return None
+    path = Path(raw)
+    try:
+        return path.resolve() if path.is_absolute() and path.is_dir() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _plain_servers(entries: Any) -> bool:
+    """MCP entries of the plain shapes (stdio with command, or http/sse with url)."""
+    if not isinstance(entries, list):
+        return False
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            return False
+        if entry.get("type") in ("http", "sse"):
+            if not isinstance(entry.get("url"), str) or not isinstance(entry.get("headers"), list):
+                return False
+        elif not (
+            isinstance(entry.get("command"), str)
+            and isinstance(entry.get("args"), list)
+            and isinstance(entry.get("env"), list)
+        ):
+            return False
+    return True
+
+
+def answer_session_new(
+    line: bytes, output: Output, flags: Any, env: dict[str, str]
+) -> EarlySession | None:
+    """Answer `line` if it is a plain `session/new`; None leaves it to the engine."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("method") != "session/new":
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    params = message.get("params")
+    if message.get("jsonrpc") != "2.0" or not isinstance(params, dict):
+        return None
+    if set(params) - {"cwd", "mcpServers", "additionalDirectories", "_meta"}:
+        return None
+    cwd = _directory(params.get("cwd"))
+    extra = params.get("additionalDirectories")
+    if cwd is None or not _plain_servers(params.get("mcpServers")):
+        return None
+    if extra is not None and (
+        not isinstance(extra, list) or any(_directory(d) is None for d in extra)
+    ):
+        return None
+    from acp_server.config_options import ConfigOptions
+    from runtime.config import resolve_auth, resolve_config
+    from runtime.errors import RuntimeAgentError
+
+    try:
+        resolve_auth(env, fake_responses=flags.fake_responses)
+        config = resolve_config(cwd, flags, env=env)
+    except RuntimeAgentError:
+        return None
+    view = SimpleNamespace(mode=config.approval_mode, model_choice=config.model)
+    options = ConfigOptions()
+    session_id = uuid.uuid4().hex
+    result = {
+        "sessionId": session_id,
+        "modes": options.modes(view),  # type: ignore[arg-type]
+        "configOptions": options.options(view),  # type: ignore[arg-type]
+    }
+    output.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+    return EarlySession(session_id=session_id, params=params)
