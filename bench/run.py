@@ -18,6 +18,8 @@ so read ratios and medians, never single numbers. Groups (`--only`):
 - `tools`   — tool round trips (`bench/tools_bench.py`);
 - `sessions` — `session/load` of a long recorded session, recording's cost on a
   stream and per message, `session/list` over 1 000 sessions (`bench/sessions_bench.py`);
+- `many`    — 20 sessions × 10 prompts in one process: total, p50/p99, RSS per extra
+  idle session and growth over the run (`bench/sessions_bench.py`);
 - `extensibility` — a BeforeTool + AfterTool hook pair's cost, `session/new` with three
   stdio MCP servers in settings (`bench/extensibility_bench.py`);
 - `cold`    — `session/new` sent right after `initialize` (info);
@@ -55,7 +57,7 @@ if str(ROOT) not in sys.path:
 from bench.client import AgentProcess, Received, Turn  # noqa: E402
 
 ECHO_AGENT = ROOT / "bench" / "echo_agent.py"
-GROUPS = ("spawn", "api", "fake", "tools", "sessions", "extensibility", "cold", "oneshot")
+GROUPS = ("spawn", "api", "fake", "tools", "sessions", "many", "extensibility", "cold", "oneshot")
 STREAM_CHUNKS = 200
 WARM_PAUSE_S = 0.2
 SETTLE_MIN_S = 3.0
@@ -879,6 +881,10 @@ def run(runs: int, groups: Sequence[str]) -> tuple[list[Metric], list[str]]:
             from bench.sessions_bench import measure_sessions
 
             metrics += measure_sessions(box, procs)
+        if "many" in groups:
+            from bench.sessions_bench import measure_many
+
+            metrics += measure_many(box)
         if "extensibility" in groups:
             from bench.extensibility_bench import measure_extensibility
 

@@ -295,3 +295,77 @@ def measure_sessions(box: Sandbox, procs: int) -> list[Metric]:
 
 def summary(metrics: list[Metric]) -> str:
     return ", ".join(f"{m.key}={statistics.median(m.samples) * 1000:.2f}ms" for m in metrics)
+
+
+# ---------------------------------------------------------------- many sessions
+
+
+MANY_SESSIONS = 20
+MANY_PROMPTS = 10
+
+
+def many_sessions_run(
+    box: Sandbox, sessions: int = MANY_SESSIONS, prompts: int = MANY_PROMPTS
+) -> dict[str, Any]:
+    """20 sessions in one warm process, 10 prompts each, all sessions' prompts in
+    flight together: total time, prompt latencies, RSS per extra idle session, growth."""
+    spec = adk_spec(
+        box,
+        box.script("many.jsonl", short_turns=sessions * prompts + 2, stream_turns=0),
+    )
+    with spec.spawn() as agent:
+        agent.initialize().result  # noqa: B018
+        settle(agent, spec)
+        ids = [str(agent.new_session(spec.cwd).result["sessionId"])]
+        agent.drain(0.5)
+        first = agent.rss_mb()
+        ids += [str(agent.new_session(spec.cwd).result["sessionId"]) for _ in range(sessions - 1)]
+        agent.drain(0.5)
+        idle = agent.rss_mb()
+        latencies: list[float] = []
+        started = time.perf_counter()
+        for round_ in range(prompts):
+            turns = [agent.start_prompt(sid, f"prompt {round_}") for sid in ids]
+            for turn in turns:
+                agent.finish_turn(turn, timeout=120)
+                latencies.append(turn.to_end)
+        total = time.perf_counter() - started
+        agent.drain(0.5)
+        end = agent.rss_mb()
+        agent.close()
+    return {
+        "per_session_mb": (idle - first) / max(1, sessions - 1),
+        "growth_mb": end - idle,
+        "total_s": total,
+        "latencies": latencies,
+    }
+
+
+def measure_many(box: Sandbox) -> list[Metric]:
+    run = many_sessions_run(box)
+    latencies = sorted(run["latencies"])
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    return [
+        Metric(
+            "many_total",
+            f"{MANY_SESSIONS} sessions × {MANY_PROMPTS} prompts, one process, total",
+            "ms",
+            [run["total_s"]],
+            note=f"prompt latency p50 {statistics.median(latencies) * 1000:.1f} ms, "
+            f"p99 {p99 * 1000:.1f} ms (all sessions' prompts in flight together)",
+        ),
+        Metric(
+            "many_per_session",
+            "RSS per extra idle session",
+            "MB",
+            [run["per_session_mb"]],
+            target=3.0,
+        ),
+        Metric(
+            "many_growth",
+            f"RSS growth over the {MANY_SESSIONS * MANY_PROMPTS} prompts",
+            "MB",
+            [max(run["growth_mb"], 0.0)],
+            note=f"measured {run['growth_mb']:+.1f} MB",
+        ),
+    ]

@@ -134,3 +134,11 @@ def test_extensibility_figures_run(box: bench.Sandbox) -> None:
     with_servers, without = session_new_with_servers(box, 1)
     figures = (*pairs, *bare, *with_servers, *without)
     assert len(figures) == 6 and all(_is_figure(v) for v in figures)
+
+
+def test_many_sessions_run(box: bench.Sandbox) -> None:
+    from bench.sessions_bench import many_sessions_run
+
+    run = many_sessions_run(box, sessions=3, prompts=2)
+    assert len(run["latencies"]) == 6 and all(_is_figure(v) for v in run["latencies"])
+    assert _is_figure(run["total_s"])
