@@ -20,6 +20,8 @@ so read ratios and medians, never single numbers. Groups (`--only`):
   stream and per message, `session/list` over 1 000 sessions (`bench/sessions_bench.py`);
 - `many`    — 20 sessions × 10 prompts in one process: total, p50/p99, RSS per extra
   idle session and growth over the run (`bench/sessions_bench.py`);
+- `turns`   — the engine's time per turn at 10, 100 and 500 turns of one session, in
+  process and over HTTP (`bench/turns_bench.py`);
 - `extensibility` — a BeforeTool + AfterTool hook pair's cost, `session/new` with three
   stdio MCP servers in settings (`bench/extensibility_bench.py`);
 - `cold`    — `session/new` sent right after `initialize` (info);
@@ -57,7 +59,18 @@ if str(ROOT) not in sys.path:
 from bench.client import AgentProcess, Received, Turn  # noqa: E402
 
 ECHO_AGENT = ROOT / "bench" / "echo_agent.py"
-GROUPS = ("spawn", "api", "fake", "tools", "sessions", "many", "extensibility", "cold", "oneshot")
+GROUPS = (
+    "spawn",
+    "api",
+    "fake",
+    "tools",
+    "sessions",
+    "many",
+    "turns",
+    "extensibility",
+    "cold",
+    "oneshot",
+)
 STREAM_CHUNKS = 200
 WARM_PAUSE_S = 0.2
 SETTLE_MIN_S = 3.0
@@ -885,6 +898,10 @@ def run(runs: int, groups: Sequence[str]) -> tuple[list[Metric], list[str]]:
             from bench.sessions_bench import measure_many
 
             metrics += measure_many(box)
+        if "turns" in groups:
+            from bench.turns_bench import measure_turns
+
+            metrics += measure_turns(box)
         if "extensibility" in groups:
             from bench.extensibility_bench import measure_extensibility
 

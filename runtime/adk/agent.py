@@ -17,9 +17,12 @@ from google.adk.flows.llm_flows.base_llm_flow import BaseLlmFlow
 from google.adk.flows.llm_flows.single_flow import SingleFlow
 from pydantic import Field
 
-from runtime.adk.compat import skip_unavailable_optional_imports
+from runtime.adk.compat import quiet_inference_logs, skip_unavailable_optional_imports
+from runtime.adk.history_cache import install as install_history_cache
 
 skip_unavailable_optional_imports()
+quiet_inference_logs()
+install_history_cache()
 
 CONTENTS_PROCESSOR = "contents"
 

@@ -29,6 +29,7 @@ from google.adk.runners import Runner
 from google.genai import types
 
 from runtime.adk.content import user_content
+from runtime.adk.history_cache import HISTORY_CACHE, HistoryCache
 
 if TYPE_CHECKING:
     from runtime.services.hooks import HookRunner
@@ -88,6 +89,21 @@ class StopRequest:
     data: dict[str, Any] | None = None
 
 
+def _history_cache(runner: Runner, user_id: str, session_id: str) -> HistoryCache | None:
+    """The incremental history of this session, when its events live in a
+    GcliSessionService (see `runtime.adk.history_cache`)."""
+    from runtime.adk.session_service import GcliSessionService
+
+    service = runner.session_service
+    if not isinstance(service, GcliSessionService):
+        return None
+    app = runner.app_name
+    return HistoryCache(
+        events=lambda: service.live_events(app, user_id, session_id),
+        version=lambda: service.version(session_id),
+    )
+
+
 def title_from(parts: tuple[Any, ...]) -> str | None:
     text = " ".join(p.text for p in parts if isinstance(p, TextPart)).strip()
     if not text:
@@ -142,6 +158,7 @@ class AdkAgentProtocol(AgentProtocol):
         self._counter = 0
         self._titled = False
         self._announced_model: str | None = None
+        self._history = _history_cache(runner, user_id, session_id)
 
     # ------------------------------------------------------------ AgentProtocol
 
@@ -313,6 +330,9 @@ class AdkAgentProtocol(AgentProtocol):
     async def _run_stream(self, stream_id: str, payload: MessageSend) -> None:
         def ids() -> str:
             return self._next_id(stream_id)
+
+        if self._history is not None:  # this task's model calls reuse the built history
+            HISTORY_CACHE.set(self._history)
 
         self._begin(stream_id, payload, ids)
         translator = AdkEventTranslator(stream_id, ids, self._context_window)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 _REMOTE_A2A = "google.adk.agents.remote_a2a_agent"
 
@@ -34,3 +36,44 @@ def use_httpx_for_genai() -> None:
     if "google.genai" in sys.modules:
         return
     sys.modules.setdefault("aiohttp", None)  # type: ignore[arg-type]
+
+
+def quiet_inference_logs() -> None:
+    """ADK emits one OpenTelemetry log record per history message on every model call
+    (stable semconv), even when no log provider is installed and the records go
+    nowhere: an engine cost that grew with the conversation (measured: ~6 ms per call
+    at 400 turns). With no log provider set, the span is still made, but over a request
+    whose contents are hidden while ADK opens it (it only reads them to emit those
+    records); they are back before the model is called."""
+    from contextlib import contextmanager
+
+    from google.adk.telemetry import tracing
+
+    original = tracing._use_native_generate_content_span_stable_semconv
+    if getattr(original, "_gcli_quiet", False):
+        return
+
+    def logs_configured() -> bool:
+        try:
+            from opentelemetry._logs import _internal as logs
+
+            return logs._LOGGER_PROVIDER is not None
+        except (ImportError, AttributeError):
+            return True
+
+    @contextmanager
+    def quiet(llm_request: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        if logs_configured():
+            with original(llm_request, *args, **kwargs) as span:
+                yield span
+            return
+        contents, llm_request.contents = llm_request.contents, []
+        try:
+            with original(llm_request, *args, **kwargs) as span:
+                llm_request.contents = contents
+                yield span
+        finally:
+            llm_request.contents = contents
+
+    quiet._gcli_quiet = True  # type: ignore[attr-defined]
+    tracing._use_native_generate_content_span_stable_semconv = quiet

@@ -105,6 +105,9 @@ class ToolOutputMaskingProcessor(BaseLlmRequestProcessor):
             changed: list[types.FunctionResponse] = []
             events = invocation_context.session.events
             applied = write_back_masks(events, result, original, changed)
+            touch = getattr(invocation_context.session_service, "touch", None)
+            if applied and touch is not None:
+                touch(invocation_context.session.id)  # the kept history is stale now
             if changed and self._on_masked is not None:
                 self._on_masked(changed)  # the record follows (updateMessagesFromHistory)
             logger.info(
@@ -161,10 +164,21 @@ class ToolMediaProcessor(BaseLlmRequestProcessor):
 
     name = "gcli_tool_media"
 
+    def __init__(self) -> None:
+        # Events already looked at, per session: (count, id of the last one). Events
+        # are only appended (a rebuild changes the last id), so each is scanned once.
+        self._seen: dict[str, tuple[int, str]] = {}
+
     async def run_async(
         self, invocation_context: InvocationContext, llm_request: LlmRequest
     ) -> AsyncGenerator[Event, None]:
-        live = [e.content for e in invocation_context.session.events if e.content is not None]
+        events = invocation_context.session.events
+        count, last = self._seen.get(invocation_context.session.id, (0, ""))
+        if count > len(events) or (count and events[count - 1].id != last):
+            count = 0
+        live = [e.content for e in events[count:] if e.content is not None]
+        if events:
+            self._seen[invocation_context.session.id] = (len(events), events[-1].id)
         moved = _move_media(live)
         _move_media(llm_request.contents)
         if moved:  # the request was built before the move: give it the same parts

@@ -30,6 +30,7 @@ class GcliSessionService(BaseSessionService):
     def __init__(self) -> None:
         self._live: dict[tuple[str, str, str], Session] = {}
         self.on_append: Callable[[Event], None] | None = None
+        self._versions: dict[str, int] = {}
         """Called with every non-partial event appended (the session's recorder)."""
 
     async def create_session(
@@ -84,6 +85,20 @@ class GcliSessionService(BaseSessionService):
         sessions.sort(key=lambda s: s.last_update_time)
         return ListSessionsResponse(sessions=sessions)
 
+    def live_events(self, app_name: str, user_id: str, session_id: str) -> list[Event] | None:
+        """The live event list of a session (None: no such session)."""
+        session = self._live.get((app_name, user_id, session_id))
+        return session.events if session is not None else None
+
+    def touch(self, session_id: str) -> None:
+        """Events were changed in place (masks written back): history built from them
+        before must be built again."""
+        self._versions[session_id] = self._versions.get(session_id, 0) + 1
+
+    def version(self, session_id: str) -> int:
+        """Bumped whenever a session's events are replaced (load, rewind, compression)."""
+        return self._versions.get(session_id, 0)
+
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         self._live.pop((app_name, user_id, session_id), None)
 
@@ -99,6 +114,7 @@ class GcliSessionService(BaseSessionService):
         """Start the live session over with `events` (a loaded record, a rewind, a
         compression), each appended once, without reporting them as new."""
         listener, self.on_append = self.on_append, None
+        self._versions[session.id] = self._versions.get(session.id, 0) + 1
         try:
             session.events.clear()
             for event in events:

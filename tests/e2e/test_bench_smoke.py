@@ -142,3 +142,12 @@ def test_many_sessions_run(box: bench.Sandbox) -> None:
     run = many_sessions_run(box, sessions=3, prompts=2)
     assert len(run["latencies"]) == 6 and all(_is_figure(v) for v in run["latencies"])
     assert _is_figure(run["total_s"])
+
+
+def test_turn_cost_figures_run(box: bench.Sandbox) -> None:
+    from bench.turns_bench import in_process, over_http, windows
+
+    for run in (in_process, over_http):
+        times = run(box, 12)
+        marks = windows(times, (10, 12))
+        assert len(times) == 12 and all(_is_figure(v) for v in marks.values())

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.tools_harness import EDITOR, MakeAgent, start_agent
+from tests.e2e.tools_harness import EDITOR, MakeAgent, start_agent, wait_until
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
 pytestmark = pytest.mark.e2e
@@ -98,6 +98,8 @@ async def test_lifecycle_and_agent_hooks(
     )
     fake_gemini.add(text_response("first answer"), text_response("Summary: done."))
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    # session/new may be answered before the engine (and its hooks) is up: wait
+    await wait_until(lambda: bool(calls(tmp_path, "start")), 30, "SessionStart")
     assert [c["source"] for c in calls(tmp_path, "start")] == ["startup"]
 
     assert await agent.prompt("do the thing") == {"stopReason": "end_turn"}

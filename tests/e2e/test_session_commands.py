@@ -22,7 +22,10 @@ async def test_commands_answer_without_a_model_call_and_change_the_session(
 ) -> None:
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
     client, sid = agent.client, agent.session_id
-    [announced] = agent.updates("available_commands_update")
+    # sent once the engine is up (session/new may be answered before)
+    announced = await client.wait_for_update(
+        lambda u: u["sessionUpdate"] == "available_commands_update", session_id=sid, timeout=30
+    )
     names = {c["name"] for c in announced["availableCommands"]}
     assert {"rewind", "compress", "clear", "model", "mode", "memory", "stats", "help"} <= names
 

@@ -112,8 +112,8 @@ def test_text_parts_are_joined_and_other_content_is_summarized() -> None:
     assert not out.is_error
     assert out.llm_content.splitlines() == [
         "first",
-        "[Tool 't' returned image data (image/png, 9 bytes), not shown]",
-        "[Tool 't' returned audio data (audio/wav, 9 bytes), not shown]",
+        "[Tool 't' returned image data (image/png, 9 bytes), attached]",
+        "[Tool 't' returned audio data (audio/wav, 9 bytes), attached]",
         "resource text",
         "[Tool 't' returned the resource file:///b.bin (application/octet-stream, 9 bytes), "
         "not shown]",
