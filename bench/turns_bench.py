@@ -56,6 +56,7 @@ async def _turns(box: Sandbox, n: int, generator: Any) -> list[float]:
             times.append(time.perf_counter() - t)
     finally:
         await session.close()
+        await generator.aclose()
     return times
 
 
