@@ -411,8 +411,10 @@
       case "turn":
         setRunning(message.running);
         if (!message.running && message.lastAgentId) {
+          // The answer is complete: draw what is left now rather than on the next frame.
           pendingRendered = message.lastAgentId;
-          if (!frame) frame = requestAnimationFrame(flush);
+          if (frame) cancelAnimationFrame(frame);
+          flush();
         }
         break;
       case "files": {

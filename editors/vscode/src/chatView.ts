@@ -39,13 +39,37 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     });
   }
 
+  private batch: ToView[] = [];
+  private batchTimer: ReturnType<typeof setTimeout> | null = null;
+
   post(message: ToView): void {
     // Before "ready" the webview gets a full snapshot anyway; only non-transcript messages wait.
     if (!this.view || !this.ready) {
       if (message.type !== "ops") this.queue.push(message);
       return;
     }
-    void this.view.webview.postMessage(message);
+    // Transcript operations that arrive together (a burst of streamed chunks) cross to the
+    // webview as one message; anything else goes at once, after them, in order.
+    const last = this.batch[this.batch.length - 1];
+    if (message.type === "ops" && last?.type === "ops") {
+      last.ops.push(...message.ops);
+    } else {
+      this.batch.push(message.type === "ops" ? { type: "ops", ops: [...message.ops] } : message);
+    }
+    if (message.type !== "ops") {
+      this.flush();
+    } else if (this.batchTimer === null) {
+      this.batchTimer = setTimeout(() => this.flush(), 4);
+    }
+  }
+
+  private flush(): void {
+    if (this.batchTimer !== null) clearTimeout(this.batchTimer);
+    this.batchTimer = null;
+    const messages = this.batch;
+    this.batch = [];
+    if (!this.view) return;
+    for (const message of messages) void this.view.webview.postMessage(message);
   }
 
   private html(webview: vscode.Webview, media: vscode.Uri): string {

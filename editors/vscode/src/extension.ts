@@ -97,7 +97,7 @@ class Controller implements vscode.Disposable {
     const model = this.model.state.configOptions.find((o) => o.category === "model");
     const modelName = model?.options.find((o) => o.value === model.currentValue)?.name ?? model?.currentValue;
     const icon = state === "thinking" || state === "starting" ? "$(loading~spin)" : state === "waiting for approval" ? "$(bell-dot)" : "$(sparkle)";
-    this.status.text = `${icon} ${modelName ?? "adk-acp"} · ${state}`;
+    this.status.text = `${icon} adk-acp${modelName ? `: ${modelName}` : ""} · ${state}`;
     this.status.tooltip = `adk-acp: ${state}${modelName ? ` (model ${modelName})` : ""}`;
     this.post(this.model.setState({ status: state, busy: state === "thinking" || state === "waiting for approval" }));
     void vscode.commands.executeCommand("setContext", "adkAcp.busy", state === "thinking" || state === "waiting for approval");
@@ -260,8 +260,8 @@ class Controller implements vscode.Disposable {
       const agent = await this.ensureAgent();
       try {
         const response = await agent.agent.request("session/new", { cwd: this.workspaceRoot() ?? process.cwd(), mcpServers: [] });
-        this.sessionId = response.sessionId;
         this.applySessionSetup(response);
+        this.adoptSession(response.sessionId);
         return response.sessionId;
       } catch (error) {
         const code = (error as { code?: number }).code;
@@ -405,8 +405,21 @@ class Controller implements vscode.Disposable {
     await this.agent?.agent.notify("session/cancel", { sessionId }).catch(() => undefined);
   }
 
+  /** Updates that arrive before the session/new answer names their session (e.g. the slash commands). */
+  private early: acp.SessionNotification[] = [];
+
+  private adoptSession(sessionId: string): void {
+    this.sessionId = sessionId;
+    const early = this.early.filter((n) => n.sessionId === sessionId);
+    this.early = [];
+    for (const notification of early) this.sessionUpdate(notification);
+  }
+
   private sessionUpdate(params: acp.SessionNotification): void {
-    if (params.sessionId !== this.sessionId) return;
+    if (params.sessionId !== this.sessionId) {
+      if (this.sessionId === null && this.early.length < 1000) this.early.push(params);
+      return;
+    }
     if (this.turn && this.turn.firstChunkAt === null && params.update.sessionUpdate === "agent_message_chunk") {
       this.turn.firstChunkAt = Date.now();
     }
@@ -427,7 +440,7 @@ class Controller implements vscode.Disposable {
       preview: false,
       preserveFocus: false,
     });
-    await vscode.commands.executeCommand("setContext", "adkAcp.pendingDiff", true);
+    void vscode.commands.executeCommand("setContext", "adkAcp.pendingDiff", true);
   }
 
   private async closeDiff(proposal: Proposal): Promise<void> {

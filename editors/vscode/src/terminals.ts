@@ -79,7 +79,14 @@ export class TerminalManager {
       resolveExit = resolve;
     });
     const running: Running = { id, sessionId: params.sessionId, child, output, exit: null, exited, write, terminal: null, released: false };
-    const show = (data: Buffer | string): void => write.fire(String(data).replace(/\r?\n/g, "\r\n"));
+    // VS Code drops what a pseudoterminal writes before open(): hold it until then.
+    let opened = false;
+    let early = "";
+    const show = (data: Buffer | string): void => {
+      const text = String(data).replace(/\r?\n/g, "\r\n");
+      if (opened) write.fire(text);
+      else early += text;
+    };
     const onData = (data: Buffer): void => {
       output.push(data);
       show(data);
@@ -106,7 +113,11 @@ export class TerminalManager {
     const pty: PseudoterminalLike = {
       onDidWrite: write.event,
       onDidClose: closed.event,
-      open: () => write.fire(`\x1b[2m$ ${commandLine}\x1b[0m\r\n`),
+      open: () => {
+        opened = true;
+        write.fire(`\x1b[2m$ ${commandLine}\x1b[0m\r\n${early}`);
+        early = "";
+      },
       close: () => {
         if (running.exit === null) this.killProcess(running);
       },

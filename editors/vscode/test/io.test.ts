@@ -47,7 +47,7 @@ test("the output buffer keeps the last bytes without splitting a character", () 
   assert.equal(small.text(), "é");
 });
 
-function fakeTerminalHost() {
+function fakeTerminalHost(openLater = false) {
   const shown: string[] = [];
   const terminals: { name: string; pty: PseudoterminalLike; disposed: boolean }[] = [];
   return {
@@ -58,7 +58,7 @@ function fakeTerminalHost() {
       createTerminal: (name: string, pty: PseudoterminalLike) => {
         const entry = { name, pty, disposed: false };
         pty.onDidWrite((data) => shown.push(data));
-        pty.open();
+        if (!openLater) pty.open();
         terminals.push(entry);
         return { dispose: () => { entry.disposed = true; } };
       },
@@ -68,11 +68,13 @@ function fakeTerminalHost() {
 }
 
 test("a terminal runs the command, shows and captures its output, waits for its exit", async () => {
-  const fake = fakeTerminalHost();
+  const fake = fakeTerminalHost(true);
   const manager = new TerminalManager(fake.host, process.env);
   const { terminalId } = await manager.create({ sessionId: "s", command: "sh", args: ["-c", "echo one; echo two >&2; exit 3"], env: [{ name: "X", value: "1" }] });
   const exit = await manager.waitForExit({ sessionId: "s", terminalId });
   assert.deepEqual(exit, { exitCode: 3, signal: null });
+  assert.deepEqual(fake.shown, []); // VS Code opens the terminal later: nothing written before is lost
+  fake.terminals[0]!.pty.open();
   const output = await manager.output({ sessionId: "s", terminalId });
   assert.ok(output.output.includes("one\n") && output.output.includes("two\n"));
   assert.equal(output.truncated, false);
