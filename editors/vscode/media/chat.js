@@ -23,6 +23,7 @@
   let popupState = null; // {kind: "command"|"mention", start, entries, index}
   let searchCounter = 0;
   let pendingRendered = null;
+  let turnTiming = {};
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -55,7 +56,8 @@
   function checkRendered() {
     const entry = nodes.get(pendingRendered);
     if (!entry || dirty.has(pendingRendered)) return;
-    vscode.postMessage({ type: "rendered", id: pendingRendered, length: entry.item.text.length, at: Date.now() });
+    vscode.postMessage({ type: "rendered", id: pendingRendered, length: entry.item.text.length, at: Date.now(),
+      receivedAt: turnTiming.receivedAt, sentAt: turnTiming.sentAt });
     pendingRendered = null;
   }
 
@@ -410,6 +412,7 @@
         break;
       case "turn":
         setRunning(message.running);
+        turnTiming = { receivedAt: Date.now(), sentAt: message.sentAt };
         if (!message.running && message.lastAgentId) {
           // The answer is complete: draw what is left now rather than on the next frame.
           pendingRendered = message.lastAgentId;

@@ -37,6 +37,21 @@ export class DiffStore {
     return `${scheme}:${id}`;
   }
 
+  private readonly bySignature = new Map<string, Proposal>();
+
+  private signature(filePath: string, oldText: string | null | undefined, newText: string): string {
+    return JSON.stringify([filePath, oldText ?? null, newText]);
+  }
+
+  /**
+   * The proposal for this change, made once: a tool call announces its diff before the
+   * permission request, so the documents can be loaded ahead and the diff editor opens
+   * faster when the question comes.
+   */
+  prepare(filePath: string, oldText: string | null | undefined, newText: string): Proposal {
+    return this.bySignature.get(this.signature(filePath, oldText, newText)) ?? this.add(filePath, oldText, newText);
+  }
+
   add(filePath: string, oldText: string | null | undefined, newText: string): Proposal {
     const id = String(++this.counter);
     const uriPath = filePath.startsWith("/") ? filePath : `/${filePath.replace(/\\/g, "/")}`;
@@ -47,7 +62,9 @@ export class DiffStore {
     const name = path.basename(filePath);
     const isNew = oldText == null;
     const title = isNew ? `${name} (new file, proposed by the agent)` : `${name} ↔ proposed by the agent`;
-    return { id, filePath, original, proposed, title, isNew };
+    const proposal = { id, filePath, original, proposed, title, isNew };
+    this.bySignature.set(this.signature(filePath, oldText, newText), proposal);
+    return proposal;
   }
 
   /** TextDocumentContentProvider.provideTextDocumentContent. */
@@ -62,6 +79,7 @@ export class DiffStore {
   }
 
   remove(proposal: Proposal): void {
+    for (const [key, value] of this.bySignature) if (value === proposal) this.bySignature.delete(key);
     this.contents.delete(this.key(ORIGINAL_SCHEME, proposal.id));
     this.contents.delete(this.key(PROPOSED_SCHEME, proposal.id));
   }

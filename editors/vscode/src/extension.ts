@@ -50,7 +50,7 @@ class Controller implements vscode.Disposable {
   private starting: Promise<AgentProcess> | null = null;
   private sessionId: string | null = null;
   private apiKey: string | undefined;
-  private turn: { startedAt: number; firstChunkAt: number | null; stopAt: number | null } | null = null;
+  private turn: { startedAt: number; firstChunkAt: number | null; stopAt: number | null; firstItem: number } | null = null;
   private restarts: number[] = [];
   private disposed = false;
   view: ChatViewProvider | null = null;
@@ -349,7 +349,7 @@ class Controller implements vscode.Disposable {
   async prompt(text: string, mentions: Mention[]): Promise<void> {
     if (this.turn) return;
     this.post(this.model.addUser(text));
-    this.turn = { startedAt: Date.now(), firstChunkAt: null, stopAt: null };
+    this.turn = { startedAt: Date.now(), firstChunkAt: null, stopAt: null, firstItem: this.model.items.length };
     this.view?.post({ type: "turn", running: true });
     this.setStatus("thinking");
     let stopReason = "end_turn";
@@ -379,23 +379,25 @@ class Controller implements vscode.Disposable {
     this.turn = null;
     if (this.sessionId) this.broker.cancelAll(this.sessionId);
     turn.stopAt = Date.now();
-    const lastAgent = [...this.model.items].reverse().find((i) => i.kind === "agent");
+    const lastAgent = this.model.items.slice(turn.firstItem).reverse().find((i) => i.kind === "agent");
     const streamMs = turn.stopAt - turn.startedAt;
     this.pendingRender = lastAgent ? { id: lastAgent.id, startedAt: turn.startedAt, streamMs, length: lastAgent.kind === "agent" ? lastAgent.text.length : 0 } : null;
     metric("turn_stream_ms", streamMs, { stopReason });
-    this.view?.post({ type: "turn", running: false, stopReason, lastAgentId: lastAgent?.id ?? null });
+    this.view?.post({ type: "turn", running: false, stopReason, lastAgentId: lastAgent?.id ?? null, sentAt: Date.now() });
     this.setStatus(this.agent ? "idle" : "stopped");
   }
 
   private pendingRender: { id: string; startedAt: number; streamMs: number; length: number } | null = null;
 
-  rendered(id: string, length: number, at: number): void {
+  rendered(id: string, length: number, at: number, receivedAt?: number, sentAt?: number): void {
     const pending = this.pendingRender;
     if (!pending || pending.id !== id || length < pending.length) return;
     this.pendingRender = null;
     const renderMs = at - pending.startedAt;
     this.log.info(`metric render: ${renderMs} ms in the chat view for a ${pending.streamMs} ms stream`);
-    metric("render_ms", renderMs, { streamMs: pending.streamMs, length });
+    // ipcMs: host → webview delivery of the turn's last message (the webview's own clock, same machine).
+    const ipcMs = receivedAt !== undefined && sentAt !== undefined ? receivedAt - sentAt : null;
+    metric("render_ms", renderMs, { streamMs: pending.streamMs, length, ipcMs });
   }
 
   async cancel(): Promise<void> {
@@ -423,12 +425,37 @@ class Controller implements vscode.Disposable {
     if (this.turn && this.turn.firstChunkAt === null && params.update.sessionUpdate === "agent_message_chunk") {
       this.turn.firstChunkAt = Date.now();
     }
+    const update = params.update;
+    if (update.sessionUpdate === "tool_call" || update.sessionUpdate === "tool_call_update") this.prepareDiffs(update);
     const before = this.model.state.configOptions;
-    this.post(this.model.apply(params.update));
+    this.post(this.model.apply(update));
     if (this.model.state.configOptions !== before) this.setStatus(this.model.state.status);
   }
 
   // ---- approvals ---------------------------------------------------------------------
+
+  private readonly prepared = new Map<string, Proposal[]>();
+
+  /** Loads the virtual documents of an announced edit ahead of its permission request. */
+  private prepareDiffs(update: acp.ToolCall | acp.ToolCallUpdate): void {
+    if (update.status === "completed" || update.status === "failed") {
+      for (const proposal of this.prepared.get(update.toolCallId) ?? []) {
+        if (!this.broker.uses(proposal)) this.diffs.remove(proposal);
+      }
+      this.prepared.delete(update.toolCallId);
+      return;
+    }
+    for (const content of update.content ?? []) {
+      if (content.type !== "diff") continue;
+      const proposal = this.diffs.prepare(content.path, content.oldText, content.newText);
+      const list = this.prepared.get(update.toolCallId) ?? [];
+      if (list.includes(proposal)) continue;
+      list.push(proposal);
+      this.prepared.set(update.toolCallId, list);
+      void vscode.workspace.openTextDocument(proposal.original as vscode.Uri).then(undefined, () => undefined);
+      void vscode.workspace.openTextDocument(proposal.proposed as vscode.Uri).then(undefined, () => undefined);
+    }
+  }
 
   private requestPermission(params: acp.RequestPermissionRequest, at: number): Promise<acp.RequestPermissionResponse> {
     if (params.sessionId !== this.sessionId) return Promise.resolve({ outcome: { outcome: "cancelled" } });
@@ -459,8 +486,18 @@ class Controller implements vscode.Disposable {
     const detail = question.detail ? ` — ${question.detail.split("\n")[0]}` : "";
     const where = question.hasDiff ? " (see the diff editor)" : "";
     const pick = vscode.window.showInformationMessage(`adk-acp: ${question.title}${detail}${where}`, ...names);
+    let clicked = false;
+    const picked = pick.then((name) => {
+      clicked = true;
+      return name;
+    });
     const aborted = new Promise<undefined>((resolve) => signal.addEventListener("abort", () => resolve(undefined)));
-    const name = await Promise.race([pick, aborted]);
+    const name = await Promise.race([picked, aborted]);
+    if (!clicked) {
+      // Answered elsewhere (diff editor, chat card) or cancelled: the extension API cannot
+      // close one notification, so the toasts are put away into the notification centre.
+      void vscode.commands.executeCommand("notifications.hideToasts").then(undefined, () => undefined);
+    }
     return question.options.find((o) => o.name === name)?.optionId;
   }
 
@@ -573,7 +610,7 @@ class Controller implements vscode.Disposable {
         });
         return;
       case "rendered":
-        this.rendered(message.id, message.length, message.at);
+        this.rendered(message.id, message.length, message.at, message.receivedAt, message.sentAt);
         return;
     }
   }

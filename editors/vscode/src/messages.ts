@@ -10,7 +10,7 @@ export type ToView =
   | { type: "ops"; ops: Op[] }
   | { type: "files"; requestId: number; files: { path: string; label: string }[]; selection: Mention | null }
   | { type: "mention"; mention: Mention }
-  | { type: "turn"; running: boolean; stopReason?: string; lastAgentId?: string | null }
+  | { type: "turn"; running: boolean; stopReason?: string; lastAgentId?: string | null; sentAt?: number }
   | { type: "focus" };
 
 export type FromView =
@@ -23,4 +23,4 @@ export type FromView =
   | { type: "open"; path: string; line?: number | null }
   | { type: "permission"; key: string; optionId: string }
   | { type: "searchFiles"; requestId: number; query: string }
-  | { type: "rendered"; id: string; length: number; at: number };
+  | { type: "rendered"; id: string; length: number; at: number; receivedAt?: number; sentAt?: number };

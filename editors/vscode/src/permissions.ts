@@ -87,7 +87,7 @@ export class PermissionBroker {
     const entry: Pending = {
       question,
       sessionId: params.sessionId,
-      proposals: diffs.map((d) => this.store.add(d.path, d.oldText, d.newText)),
+      proposals: diffs.map((d) => this.store.prepare(d.path, d.oldText, d.newText)),
       abort: new AbortController(),
       settle: () => undefined,
     };
@@ -154,6 +154,10 @@ export class PermissionBroker {
     const victims = this.pending.filter((p) => sessionId === undefined || p.sessionId === sessionId);
     for (const entry of victims) entry.settle({ outcome: "cancelled" });
     return victims.length;
+  }
+
+  uses(proposal: Proposal): boolean {
+    return this.pending.some((p) => p.proposals.includes(proposal));
   }
 
   proposalFor(key: string): Proposal | undefined {

@@ -139,3 +139,27 @@ test("prompts: files as resource links, the selection embedded (or quoted)", () 
   const plain = buildPrompt("explain", mentions.slice(2), false);
   assert.equal(plain[1]?.type, "text");
 });
+
+test("an agent that dies at start: the start fails, and the exit report carries its last stderr lines", async () => {
+  const { AgentProcess } = await import("../src/agentProcess");
+  const exits: { code: number | null; stderrTail: string[]; spawnError?: string }[] = [];
+  const make = (command: string, args: string[]) =>
+    new AgentProcess({
+      command,
+      args,
+      env: process.env,
+      cwd: undefined,
+      spawn,
+      log: () => undefined,
+      secrets: () => [],
+      handlers: {} as never,
+      onExit: (info) => exits.push(info),
+    });
+  await assert.rejects(make("sh", ["-c", "echo 'Traceback: boom' >&2; echo 'key AIza" + "X".repeat(35) + "' >&2; exit 3"]).start());
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(exits[0]?.code, 3);
+  assert.deepEqual(exits[0]?.stderrTail, ["Traceback: boom", "key ***"]);
+  await assert.rejects(make("/no/such/adk-acp", []).start(), /ENOENT/);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.match(exits[1]?.spawnError ?? "", /ENOENT/);
+});

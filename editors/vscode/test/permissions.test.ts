@@ -125,3 +125,12 @@ test("a new file's original is empty", () => {
   const again = store.add("/w/new.txt", "x", "y");
   assert.notEqual(again.proposed.toString(), proposal.proposed.toString());
 });
+
+test("a change announced ahead (tool_call) is the same proposal when asked; removal forgets it", () => {
+  const store = new DiffStore(uris);
+  const early = store.prepare("/w/a.txt", "a", "b");
+  assert.equal(store.prepare("/w/a.txt", "a", "b"), early);
+  assert.notEqual(store.prepare("/w/a.txt", "a", "c"), early);
+  store.remove(early);
+  assert.notEqual(store.prepare("/w/a.txt", "a", "b"), early);
+});

@@ -46,6 +46,19 @@ async function step(name, run) {
   }
 }
 
+// The agent's processes: the command line names the scripted model of this run.
+async function agentPids() {
+  const { readdir } = await import("node:fs/promises");
+  const pids = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
+    const argv = cmdline.split("\0");
+    if (argv.includes(config.script) && argv.includes("acp_server.cli")) pids.push(Number(name));
+  }
+  return pids;
+}
+
 const chat = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
 
 async function prompt(text) {
@@ -107,6 +120,8 @@ try {
     await chat.locator(".permission:not(.answered)").first().waitFor({ timeout: 10000 });
     await shot("diff-editor");
     await approve.click();
+    // The question's notification goes away with the answer given elsewhere.
+    await page.locator(".notification-toast", { hasText: "Edit a.txt" }).first().waitFor({ state: "detached", timeout: 10000 });
     // The second edit (a new file) is answered from the notification's own "Allow" button.
     await page.locator(".tab", { hasText: "b.txt (new file, proposed by the agent)" }).first().waitFor({ timeout: 20000 });
     await page.locator(".monaco-diff-editor .editor.modified .view-lines", { hasText: "a new file" }).first().waitFor({ timeout: 10000 });
@@ -168,6 +183,31 @@ try {
     await waitIdle();
     report.statusBar = await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().innerText({ timeout: 5000 });
     await shot("question-cancelled");
+  });
+
+  await step("the agent dies: it is restarted, the user is told, the chat comes back", async () => {
+    const pids = await agentPids();
+    if (pids.length !== 1) throw new Error(`expected one agent process, found ${pids}`);
+    process.kill(pids[0], "SIGKILL");
+    await page.locator(".notification-toast", { hasText: "adk-acp stopped" }).first().waitFor({ timeout: 20000 });
+    await chat.locator(".notice", { hasText: "The agent is running again." }).waitFor({ timeout: 60000 });
+    // The session was loaded again in the new process: its history is replayed.
+    await chat.locator(".agent", { hasText: "edited a.txt" }).first().waitFor({ timeout: 10000 });
+    report.restartedPids = await agentPids();
+    await shot("restarted");
+  });
+
+  await step("new chat, then history (session/list → session/load)", async () => {
+    await chat.locator("#new").click();
+    await chat.locator(".agent").first().waitFor({ state: "detached", timeout: 20000 });
+    await chat.locator("#history").click();
+    const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: "edit a.txt and create b.txt" });
+    await row.first().waitFor({ timeout: 20000 });
+    await shot("history");
+    await row.first().click();
+    await chat.locator(".agent", { hasText: "ran it" }).first().waitFor({ timeout: 20000 });
+    await chat.locator(".tool", { hasText: "b.txt" }).first().waitFor({ timeout: 5000 });
+    await shot("history-loaded");
   });
 } catch {
   // recorded in report.errors
