@@ -224,7 +224,8 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
         ARTIFACTS.mkdir(parents=True)
         for shot in sorted(shots.glob("*.png")):
             shutil.copyfile(shot, ARTIFACTS / shot.name)
-        for extra in (report_path, metrics, log):
+        acp_logs = sorted(home.glob(".local/share/code-server/logs/*/exthost*/*/adk-acp.log"))
+        for extra in (report_path, metrics, log, *acp_logs[:1]):
             if extra.exists():
                 shutil.copyfile(extra, ARTIFACTS / extra.name)
 
@@ -245,6 +246,13 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "idle" in report["statusBar"], report["statusBar"]
     assert _sleepers() == []  # the cancelled command's process group was killed
     assert len(report["restartedPids"]) == 1, report["restartedPids"]
+    # The output channel's ACP log: the @-mention went as a resource_link, the model
+    # picker as session/set_config_option.
+    assert acp_logs, "no adk-acp output channel log"
+    traffic = acp_logs[0].read_text()
+    mention = f'"type":"resource_link","uri":"file://{workspace / "a.txt"}"'
+    assert mention in traffic, traffic[-3000:]
+    assert '"method":"session/set_config_option"' in traffic
 
     events = [json.loads(line) for line in metrics.read_text().splitlines()]
     by_name: dict[str, list[dict[str, Any]]] = {}

@@ -95,6 +95,11 @@ try {
     await shot("chat-ready");
   });
 
+  await step("the model picker sets the session's model (status bar follows)", async () => {
+    await chat.locator('select[data-category="model"]').selectOption({ label: "Gemini 2.5 Flash" });
+    await page.locator(".statusbar-item", { hasText: "adk-acp: Gemini 2.5 Flash" }).first().waitFor({ timeout: 15000 });
+  });
+
   await step("slash commands complete", async () => {
     const input = chat.locator("#input");
     await input.click();
@@ -159,7 +164,14 @@ try {
   });
 
   await step("a 200-chunk answer renders", async () => {
-    await prompt("a long answer");
+    const input = chat.locator("#input");
+    await input.click();
+    await input.fill("");
+    await input.pressSequentially("a long answer about @a.t");
+    await chat.locator("#popup [role=option]", { hasText: "a.txt" }).first().waitFor({ timeout: 10000 });
+    await input.press("Enter");
+    await chat.locator("#mentions .chip", { hasText: "a.txt" }).waitFor({ timeout: 5000 });
+    await input.press("Enter");
     await chat.locator(".agent", { hasText: "END-OF-ANSWER" }).waitFor({ timeout: 30000 });
     await waitIdle();
     await shot("long-answer");
