@@ -9,7 +9,8 @@ anything is written and approved from it (its title-bar action, then the notific
 button), the files are on disk and open in the editor, saved; a command runs in a VS Code
 terminal; a 200-chunk answer renders; Stop cancels a running command; Stop while a
 question waits closes it; the agent is killed and comes back (restarted, the user told,
-the session loaded again); a new chat, then the first one again from History.
+the session loaded again); a new chat, then the first one again from History; an agent
+that dies at start gives one clear message with its last stderr line.
 Screenshots go to test-artifacts/vscode/. The first run installs code-server into the
 test cache (minutes); later runs take ~40 s."""
 
@@ -44,6 +45,9 @@ from tests.vscode.harness import (
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 ARTIFACTS = REPO / "test-artifacts" / "vscode"
+CRASHING_AGENT = (
+    "import sys; sys.stderr.write('ModuleNotFoundError: No module named adk_boom\\n'); sys.exit(3)"
+)
 
 
 def _long_answer() -> str:
@@ -201,6 +205,10 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
                     "shots": str(shots),
                     "report": str(report_path),
                     "script": str(script),
+                    "crashAgent": {
+                        "command": sys.executable,
+                        "args": ["-c", CRASHING_AGENT],
+                    },
                 }
             )
         )
@@ -246,6 +254,10 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "idle" in report["statusBar"], report["statusBar"]
     assert _sleepers() == []  # the cancelled command's process group was killed
     assert len(report["restartedPids"]) == 1, report["restartedPids"]
+    # An agent that dies at start: one clear message naming the cause, no restart loop.
+    assert "No module named adk_boom" in report["startFailure"], report["startFailure"]
+    assert report["restartNotices"] == 0, report
+    assert "stopped" in report["statusAfterFailure"], report["statusAfterFailure"]
     # The output channel's ACP log: the @-mention went as a resource_link, the model
     # picker as session/set_config_option.
     assert acp_logs, "no adk-acp output channel log"

@@ -165,8 +165,13 @@ class Controller implements vscode.Disposable {
     } catch (error) {
       agent.stop();
       this.setStatus("stopped");
-      const tail = agent.stderrTail().slice(-5).join("\n");
-      throw new Error(`adk-acp could not start (${choice.command}): ${String((error as Error).message ?? error)}${tail ? `\n${tail}` : ""}`);
+      // Let the last stderr lines arrive: they usually say why (missing module, no credentials...).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const tail = agent.stderrTail().filter((l) => l.trim()).slice(-3).join(" | ");
+      throw new Error(
+        `adk-acp could not start (${choice.command}): ${String((error as Error).message ?? error)}` +
+          (tail ? `. Last output: ${tail}` : ""),
+      );
     }
     this.log.info(`agent ready in ${Date.now() - started} ms`);
     metric("agent_start_ms", Date.now() - started);
@@ -176,6 +181,7 @@ class Controller implements vscode.Disposable {
 
   private agentExited(agent: AgentProcess, info: ExitInfo): void {
     if (this.agent !== agent) return;
+    if (agent.initialize === null) return; // died while starting: startAgent reports it, no restart loop
     this.broker.cancelAll();
     this.agent = null;
     if (info.intended || this.disposed) return;
@@ -226,8 +232,8 @@ class Controller implements vscode.Disposable {
     const message = error instanceof Error ? error.message : String(error);
     this.log.error(message);
     this.post(this.model.addNotice(message, "error"));
-    const actions = error instanceof AgentNotInstalled ? ["Open Settings", "Show Log"] : ["Show Log"];
-    void vscode.window.showErrorMessage(message.split("\n")[0] ?? message, ...actions).then((choice) => {
+    const actions = error instanceof AgentNotInstalled || /could not start/.test(message) ? ["Open Settings", "Show Log"] : ["Show Log"];
+    void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
       if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "adkAcp.command");
       if (choice === "Show Log") this.log.show();
     });

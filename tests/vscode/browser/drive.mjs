@@ -221,6 +221,29 @@ try {
     await chat.locator(".tool", { hasText: "b.txt" }).first().waitFor({ timeout: 5000 });
     await shot("history-loaded");
   });
+
+  await step("an agent that cannot start: a clear message with its last words, no restart loop", async () => {
+    const settings = join(config.workspace, ".vscode", "settings.json");
+    const current = JSON.parse(await readFile(settings, "utf8"));
+    await writeFile(settings, JSON.stringify({ ...current, "adkAcp.command": config.crashAgent.command, "adkAcp.args": config.crashAgent.args }));
+    await page.waitForTimeout(1000); // the configuration change reaches the extension host
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("F1");
+    const palette = page.locator(".quick-input-widget input");
+    await palette.waitFor({ timeout: 10000 });
+    await palette.fill(">adk-acp: Restart Agent");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Restart Agent" }).first().waitFor({ timeout: 10000 });
+    await palette.press("Enter");
+    const toast = page.locator(".notification-toast", { hasText: "could not start" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    report.startFailure = await toast.innerText();
+    await chat.locator(".notice.error", { hasText: "could not start" }).first().waitFor({ timeout: 10000 });
+    await page.locator(".statusbar-item", { hasText: "adk-acp" }).filter({ hasText: "stopped" }).first().waitFor({ timeout: 10000 });
+    await page.waitForTimeout(1500);
+    report.restartNotices = await chat.locator(".notice", { hasText: "restarting it" }).count();
+    report.statusAfterFailure = await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().innerText();
+    await shot("cannot-start");
+  });
 } catch {
   // recorded in report.errors
 } finally {
