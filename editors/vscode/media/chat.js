@@ -44,9 +44,18 @@
   function flush() {
     frame = 0;
     const stick = nearBottom();
+    const drawn = [];
     for (const id of dirty) {
       const entry = nodes.get(id);
-      if (entry) draw(entry);
+      if (entry) {
+        draw(entry);
+        drawn.push(entry);
+      }
+    }
+    const now = Date.now();
+    for (const entry of drawn) {
+      entry.drawnAt = now;
+      entry.drawnLength = entry.item.text.length;
     }
     dirty.clear();
     if (stick) transcript.scrollTop = transcript.scrollHeight;
@@ -56,7 +65,10 @@
   function checkRendered() {
     const entry = nodes.get(pendingRendered);
     if (!entry || dirty.has(pendingRendered)) return;
-    vscode.postMessage({ type: "rendered", id: pendingRendered, length: entry.item.text.length, at: Date.now(),
+    // The answer became fully visible when its final text was drawn, which may be before
+    // the webview learnt (from the turn's end) that it was final.
+    const complete = entry.drawnLength === entry.item.text.length && entry.drawnAt;
+    vscode.postMessage({ type: "rendered", id: pendingRendered, length: entry.item.text.length, at: complete || Date.now(),
       receivedAt: turnTiming.receivedAt, sentAt: turnTiming.sentAt });
     pendingRendered = null;
   }
