@@ -1,0 +1,51 @@
+// Which program to start as the agent: the setting, else `adk-acp` on PATH, else the
+// workspace's `.venv/bin/adk-acp`.
+
+import * as path from "node:path";
+
+export interface CommandChoice {
+  command: string;
+  args: string[];
+  source: "setting" | "path" | "workspace-venv";
+}
+
+export class AgentNotInstalled extends Error {
+  constructor(readonly searched: string[]) {
+    super(
+      "adk-acp is not installed: it is neither on PATH nor in the workspace's .venv. " +
+        "Install it (`uv tool install .` or `pipx install .` in an adk-acp checkout) " +
+        "or set `adkAcp.command`.",
+    );
+  }
+}
+
+export function resolveAgentCommand(options: {
+  setting: string;
+  args: readonly string[];
+  pathEnv: string | undefined;
+  workspaceFolders: readonly string[];
+  isExecutable: (file: string) => boolean;
+  platform?: NodeJS.Platform;
+}): CommandChoice {
+  const args = [...options.args];
+  if (options.setting.trim()) return { command: options.setting.trim(), args, source: "setting" };
+  const windows = (options.platform ?? process.platform) === "win32";
+  const names = windows ? ["adk-acp.exe", "adk-acp.cmd", "adk-acp"] : ["adk-acp"];
+  const searched: string[] = [];
+  for (const dir of (options.pathEnv ?? "").split(path.delimiter)) {
+    if (!dir) continue;
+    for (const name of names) {
+      const file = path.join(dir, name);
+      searched.push(file);
+      if (options.isExecutable(file)) return { command: file, args, source: "path" };
+    }
+  }
+  for (const folder of options.workspaceFolders) {
+    const file = windows
+      ? path.join(folder, ".venv", "Scripts", "adk-acp.exe")
+      : path.join(folder, ".venv", "bin", "adk-acp");
+    searched.push(file);
+    if (options.isExecutable(file)) return { command: file, args, source: "workspace-venv" };
+  }
+  throw new AgentNotInstalled(searched);
+}

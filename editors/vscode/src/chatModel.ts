@@ -1,0 +1,307 @@
+// The chat transcript as the webview shows it, built from ACP session updates.
+// `apply` folds one update into the model and returns the operations the webview
+// needs to follow (upsert an item, append streamed text, change the header state);
+// the webview never sees raw protocol messages.
+
+import type * as acp from "@agentclientprotocol/sdk";
+
+export type ItemKind = "user" | "agent" | "thought" | "tool" | "plan" | "notice" | "permission";
+
+export interface Location {
+  path: string;
+  line?: number | null;
+}
+
+export interface ToolItem {
+  kind: "tool";
+  id: string;
+  title: string;
+  toolKind: string;
+  status: string;
+  locations: Location[];
+  diffs: { path: string; added: number; removed: number; isNew: boolean }[];
+  text: string;
+  terminalIds: string[];
+}
+
+export interface TextItem {
+  kind: "user" | "agent" | "thought" | "notice";
+  id: string;
+  text: string;
+  level?: string;
+}
+
+export interface PlanItem {
+  kind: "plan";
+  id: string;
+  entries: { content: string; priority: string; status: string }[];
+}
+
+export interface PermissionItem {
+  kind: "permission";
+  id: string;
+  title: string;
+  detail: string;
+  options: { optionId: string; name: string; kind: string }[];
+  answered?: string;
+}
+
+export type Item = TextItem | ToolItem | PlanItem | PermissionItem;
+
+export interface ConfigSelect {
+  id: string;
+  name: string;
+  category: string;
+  currentValue: string;
+  options: { value: string; name: string; description?: string }[];
+}
+
+export interface HeaderState {
+  configOptions: ConfigSelect[];
+  commands: { name: string; description: string; hint?: string }[];
+  usage: { used: number; size: number; cost?: string } | null;
+  title: string | null;
+  busy: boolean;
+  status: "idle" | "thinking" | "waiting for approval" | "starting" | "stopped";
+}
+
+export type Op =
+  | { op: "upsert"; item: Item }
+  | { op: "append"; id: string; text: string }
+  | { op: "state"; state: Partial<HeaderState> }
+  | { op: "reset" };
+
+let counter = 0;
+const nextId = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+
+function blockText(block: acp.ContentBlock): string {
+  switch (block.type) {
+    case "text":
+      return block.text;
+    case "resource_link":
+      return `[@${block.name}](${block.uri})`;
+    case "resource":
+      return "text" in block.resource ? block.resource.text : `(${block.resource.uri})`;
+    case "image":
+      return "(image)";
+    case "audio":
+      return "(audio)";
+    default:
+      return "";
+  }
+}
+
+function countLines(text: string | null | undefined): number {
+  if (!text) return 0;
+  return text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+}
+
+/** Lines added and removed between two texts (a multiset comparison; cheap, good for a badge). */
+export function diffStat(oldText: string | null | undefined, newText: string): { added: number; removed: number } {
+  if (oldText == null) return { added: countLines(newText), removed: 0 };
+  const before = new Map<string, number>();
+  for (const line of oldText.split("\n")) before.set(line, (before.get(line) ?? 0) + 1);
+  let added = 0;
+  for (const line of newText.split("\n")) {
+    const n = before.get(line) ?? 0;
+    if (n > 0) before.set(line, n - 1);
+    else added += 1;
+  }
+  let removed = 0;
+  for (const n of before.values()) removed += n;
+  return { added, removed };
+}
+
+export function configSelects(options: readonly acp.SessionConfigOption[] | null | undefined): ConfigSelect[] {
+  const out: ConfigSelect[] = [];
+  for (const option of options ?? []) {
+    if (option.type !== "select") continue;
+    const flat: ConfigSelect["options"] = [];
+    for (const entry of option.options) {
+      if ("group" in entry) {
+        for (const o of entry.options) flat.push({ value: o.value, name: o.name, description: o.description ?? undefined });
+      } else {
+        flat.push({ value: entry.value, name: entry.name, description: entry.description ?? undefined });
+      }
+    }
+    out.push({
+      id: option.id,
+      name: option.name,
+      category: option.category ?? "other",
+      currentValue: option.currentValue,
+      options: flat,
+    });
+  }
+  return out;
+}
+
+export class ChatModel {
+  readonly items: Item[] = [];
+  private readonly byId = new Map<string, Item>();
+  private streaming: { kind: "agent" | "thought" | "user"; id: string; messageId?: string } | null = null;
+  state: HeaderState = {
+    configOptions: [],
+    commands: [],
+    usage: null,
+    title: null,
+    busy: false,
+    status: "idle",
+  };
+
+  reset(): Op[] {
+    this.items.length = 0;
+    this.byId.clear();
+    this.streaming = null;
+    this.state = { ...this.state, usage: null, title: null, busy: false, status: "idle" };
+    return [{ op: "reset" }, { op: "state", state: this.state }];
+  }
+
+  /** Everything, for a webview that (re)loads. */
+  snapshot(): Op[] {
+    return [{ op: "reset" }, { op: "state", state: this.state }, ...this.items.map((item) => ({ op: "upsert" as const, item }))];
+  }
+
+  setState(state: Partial<HeaderState>): Op[] {
+    this.state = { ...this.state, ...state };
+    return [{ op: "state", state }];
+  }
+
+  /** The user's own prompt, shown at once (the agent does not echo it). */
+  addUser(text: string): Op[] {
+    this.streaming = null;
+    return [{ op: "upsert", item: this.put({ kind: "user", id: nextId("user"), text }) }];
+  }
+
+  addNotice(text: string, level = "info"): Op[] {
+    this.streaming = null;
+    return [{ op: "upsert", item: this.put({ kind: "notice", id: nextId("notice"), text, level }) }];
+  }
+
+  addPermission(item: Omit<PermissionItem, "kind">): Op[] {
+    this.streaming = null;
+    return [{ op: "upsert", item: this.put({ kind: "permission", ...item }) }];
+  }
+
+  answerPermission(id: string, answer: string): Op[] {
+    const item = this.byId.get(id);
+    if (!item || item.kind !== "permission") return [];
+    item.answered = answer;
+    return [{ op: "upsert", item }];
+  }
+
+  get(id: string): Item | undefined {
+    return this.byId.get(id);
+  }
+
+  private put<T extends Item>(item: T): T {
+    const existing = this.byId.get(item.id);
+    if (existing) {
+      Object.assign(existing, item);
+      return existing as T;
+    }
+    this.items.push(item);
+    this.byId.set(item.id, item);
+    return item;
+  }
+
+  private chunk(kind: "agent" | "thought" | "user", update: acp.ContentChunk): Op[] {
+    const text = blockText(update.content);
+    const messageId = update.messageId ?? undefined;
+    const current = this.streaming;
+    if (current && current.kind === kind && (messageId === undefined || current.messageId === messageId)) {
+      const item = this.byId.get(current.id) as TextItem;
+      item.text += text;
+      return [{ op: "append", id: item.id, text }];
+    }
+    const item = this.put<TextItem>({ kind, id: nextId(kind), text });
+    this.streaming = { kind, id: item.id, messageId };
+    return [{ op: "upsert", item }];
+  }
+
+  private tool(update: acp.ToolCall | acp.ToolCallUpdate, fresh: boolean): Op[] {
+    this.streaming = null;
+    const existing = this.byId.get(update.toolCallId) as ToolItem | undefined;
+    const item: ToolItem = existing ?? {
+      kind: "tool",
+      id: update.toolCallId,
+      title: "",
+      toolKind: "other",
+      status: "pending",
+      locations: [],
+      diffs: [],
+      text: "",
+      terminalIds: [],
+    };
+    if (update.title != null) item.title = update.title;
+    if (update.kind != null) item.toolKind = update.kind;
+    if (update.status != null) item.status = update.status;
+    else if (fresh && !existing) item.status = "pending";
+    if (update.locations != null) item.locations = update.locations.map((l) => ({ path: l.path, line: l.line ?? null }));
+    if (update.content != null) {
+      const diffs: ToolItem["diffs"] = [];
+      const texts: string[] = [];
+      const terminals: string[] = [];
+      for (const c of update.content) {
+        if (c.type === "diff") diffs.push({ path: c.path, ...diffStat(c.oldText, c.newText), isNew: c.oldText == null });
+        else if (c.type === "terminal") terminals.push(c.terminalId);
+        else if (c.type === "content") texts.push(blockText(c.content));
+      }
+      item.diffs = diffs;
+      item.text = texts.join("\n");
+      item.terminalIds = terminals;
+    }
+    return [{ op: "upsert", item: this.put(item) }];
+  }
+
+  apply(update: acp.SessionUpdate): Op[] {
+    switch (update.sessionUpdate) {
+      case "agent_message_chunk":
+        return this.chunk("agent", update);
+      case "agent_thought_chunk":
+        return this.chunk("thought", update);
+      case "user_message_chunk":
+        return this.chunk("user", update);
+      case "tool_call":
+        return this.tool(update, true);
+      case "tool_call_update":
+        return this.tool(update, false);
+      case "plan": {
+        this.streaming = null;
+        const last = [...this.items].reverse().find((i) => i.kind === "plan");
+        // One plan card per run of plan updates: a plan updated after other output moves down.
+        const id = last && this.items[this.items.length - 1] === last ? last.id : nextId("plan");
+        const entries = update.entries.map((e) => ({ content: e.content, priority: e.priority, status: e.status }));
+        return [{ op: "upsert", item: this.put<PlanItem>({ kind: "plan", id, entries }) }];
+      }
+      case "available_commands_update":
+        return this.setState({
+          commands: update.availableCommands.map((c) => ({
+            name: c.name,
+            description: c.description,
+            hint: c.input && "hint" in c.input ? c.input.hint : undefined,
+          })),
+        });
+      case "config_option_update":
+        return this.setState({ configOptions: configSelects(update.configOptions) });
+      case "current_mode_update": {
+        const options = this.state.configOptions.map((o) =>
+          o.category === "mode" ? { ...o, currentValue: update.currentModeId } : o,
+        );
+        return this.setState({ configOptions: options });
+      }
+      case "session_info_update":
+        return update.title !== undefined ? this.setState({ title: update.title ?? null }) : [];
+      case "usage_update": {
+        const cost = update.cost ? `${update.cost.amount.toFixed(4)} ${update.cost.currency}` : undefined;
+        return this.setState({ usage: { used: update.used, size: update.size, cost } });
+      }
+      case "notice":
+        return this.addNotice(
+          update.description ? `${update.title}: ${update.description}` : update.title,
+          update.severity,
+        );
+      default:
+        return [];
+    }
+  }
+}

@@ -1,0 +1,166 @@
+// session/request_permission: an edit with a diff opens the diff editor (original vs
+// proposed) before anything is answered; the question then offers exactly the options
+// the agent sent. The first answer wins (notification, editor title bar, chat card);
+// a cancel of the turn answers every pending question "cancelled".
+
+import type * as acp from "@agentclientprotocol/sdk";
+import type { DiffStore, Proposal } from "./diffDocuments";
+
+export interface Question {
+  key: string;
+  title: string;
+  detail: string;
+  options: acp.PermissionOption[];
+  hasDiff: boolean;
+}
+
+export interface PermissionUi {
+  /** Opens the diff editor; resolves when it is shown. */
+  showDiff(proposal: Proposal): Promise<void>;
+  closeDiff(proposal: Proposal): Promise<void>;
+  /** Asks (a notification with one button per option); resolves with an optionId, or undefined when dismissed. */
+  ask(question: Question, signal: AbortSignal): Promise<string | undefined>;
+  /** The current pending question changed (for the chat card, the status bar, title-bar commands). */
+  pendingChanged(current: Question | null, answered?: { key: string; answer: string }): void;
+  now(): number;
+  metric(name: string, value: number): void;
+}
+
+interface Pending {
+  question: Question;
+  sessionId: string;
+  proposals: Proposal[];
+  abort: AbortController;
+  settle: (outcome: acp.RequestPermissionOutcome) => void;
+}
+
+export function describeToolCall(toolCall: acp.ToolCallUpdate): string {
+  const raw = (toolCall.rawInput ?? {}) as Record<string, unknown>;
+  const lines: string[] = [];
+  if (typeof raw["command"] === "string") lines.push(`$ ${raw["command"]}`);
+  if (typeof raw["dir_path"] === "string") lines.push(`in ${raw["dir_path"]}`);
+  for (const location of toolCall.locations ?? []) {
+    lines.push(location.line ? `${location.path}:${location.line}` : location.path);
+  }
+  if (lines.length === 0 && toolCall.rawInput !== undefined) {
+    const json = JSON.stringify(toolCall.rawInput);
+    lines.push(json.length > 400 ? `${json.slice(0, 400)}…` : json);
+  }
+  return lines.join("\n");
+}
+
+export class PermissionBroker {
+  private readonly pending: Pending[] = [];
+  private counter = 0;
+
+  constructor(
+    private readonly store: DiffStore,
+    private readonly ui: PermissionUi,
+  ) {}
+
+  get current(): Question | null {
+    return this.pending[0]?.question ?? null;
+  }
+
+  get count(): number {
+    return this.pending.length;
+  }
+
+  async request(params: acp.RequestPermissionRequest, receivedAt?: number): Promise<acp.RequestPermissionResponse> {
+    const started = receivedAt ?? this.ui.now();
+    const toolCall = params.toolCall;
+    const diffs = (toolCall.content ?? []).filter(
+      (c): c is Extract<acp.ToolCallContent, { type: "diff" }> => c.type === "diff",
+    );
+    const key = `perm-${++this.counter}`;
+    const question: Question = {
+      key,
+      title: toolCall.title ?? "The agent asks permission",
+      detail: describeToolCall(toolCall),
+      options: params.options,
+      hasDiff: diffs.length > 0,
+    };
+    let settle!: (outcome: acp.RequestPermissionOutcome) => void;
+    const settled = new Promise<acp.RequestPermissionOutcome>((resolve) => {
+      settle = resolve;
+    });
+    const entry: Pending = {
+      question,
+      sessionId: params.sessionId,
+      proposals: diffs.map((d) => this.store.prepare(d.path, d.oldText, d.newText)),
+      abort: new AbortController(),
+      settle: () => undefined,
+    };
+    let done = false;
+    entry.settle = (outcome) => {
+      if (done) return;
+      done = true;
+      entry.abort.abort();
+      const index = this.pending.indexOf(entry);
+      if (index >= 0) this.pending.splice(index, 1);
+      settle(outcome);
+    };
+    this.pending.push(entry);
+    // The diff first: the user sees what would change before any button exists.
+    for (const proposal of entry.proposals) {
+      try {
+        await this.ui.showDiff(proposal);
+      } catch {
+        // A diff that cannot open still leaves the question; the chat card shows the change.
+      }
+      if (proposal === entry.proposals[0]) this.ui.metric("permission_to_diff_ms", this.ui.now() - started);
+    }
+    if (!done) {
+      this.ui.pendingChanged(this.current);
+      this.ui.ask(question, entry.abort.signal).then(
+        (optionId) => {
+          if (optionId !== undefined) this.answer(key, optionId);
+        },
+        () => undefined,
+      );
+    }
+    const outcome = await settled;
+    for (const proposal of entry.proposals) {
+      await this.ui.closeDiff(proposal).catch(() => undefined);
+      this.store.remove(proposal);
+    }
+    const answer = outcome.outcome === "selected" ? outcome.optionId : "cancelled";
+    this.ui.pendingChanged(this.current, { key, answer });
+    return { outcome };
+  }
+
+  /** An answer by optionId for the question `key` (or the current one); false when nothing waits for it. */
+  answer(key: string | null, optionId: string): boolean {
+    const entry = key ? this.pending.find((p) => p.question.key === key) : this.pending[0];
+    if (!entry) return false;
+    if (!entry.question.options.some((o) => o.optionId === optionId)) return false;
+    entry.settle({ outcome: "selected", optionId });
+    return true;
+  }
+
+  /** An answer by kind (allow_once, reject_once, ...) for the current question, for the title-bar buttons. */
+  answerKind(kinds: readonly acp.PermissionOptionKind[]): boolean {
+    const entry = this.pending[0];
+    if (!entry) return false;
+    for (const kind of kinds) {
+      const option = entry.question.options.find((o) => o.kind === kind);
+      if (option) return this.answer(entry.question.key, option.optionId);
+    }
+    return false;
+  }
+
+  /** session/cancel, the turn's end or the agent's death: every pending question of the session is cancelled. */
+  cancelAll(sessionId?: string): number {
+    const victims = this.pending.filter((p) => sessionId === undefined || p.sessionId === sessionId);
+    for (const entry of victims) entry.settle({ outcome: "cancelled" });
+    return victims.length;
+  }
+
+  uses(proposal: Proposal): boolean {
+    return this.pending.some((p) => p.proposals.includes(proposal));
+  }
+
+  proposalFor(key: string): Proposal | undefined {
+    return this.pending.find((p) => p.question.key === key)?.proposals[0];
+  }
+}

@@ -1,0 +1,254 @@
+// Drives code-server (real VS Code in a browser) with headless Chromium through
+// playwright-core: the adk-acp extension's chat, an edit approved from the diff
+// editor, a command in a terminal, a 200-chunk answer, a cancel.
+// Usage: node drive.mjs <config.json>   (config: url, chromium, workspace, shots, report)
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const config = JSON.parse(await readFile(process.argv[2], "utf8"));
+const report = { steps: [], errors: [], shots: [], console: [], timings: {} };
+const started = Date.now();
+const log = (text) => {
+  const line = `[${((Date.now() - started) / 1000).toFixed(1)}s] ${text}`;
+  report.steps.push(line);
+  console.log(line);
+};
+
+const browser = await chromium.launch({
+  executablePath: config.chromium,
+  args: [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+  ],
+});
+const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+page.on("console", (m) => {
+  if (m.type() === "error") report.console.push(m.text().slice(0, 300));
+});
+
+async function shot(name) {
+  const path = join(config.shots, `${String(report.shots.length + 1).padStart(2, "0")}-${name}.png`);
+  await page.screenshot({ path });
+  report.shots.push(path);
+}
+
+async function step(name, run) {
+  log(`step: ${name}`);
+  try {
+    await run();
+    log(`ok: ${name}`);
+  } catch (error) {
+    report.errors.push(`${name}: ${String(error?.stack ?? error).slice(0, 1500)}`);
+    log(`FAILED: ${name}`);
+    await shot(`failed-${name.replace(/\W+/g, "-")}`).catch(() => {});
+    throw error;
+  }
+}
+
+// The agent's processes: the command line names the scripted model of this run.
+async function agentPids() {
+  const { readdir } = await import("node:fs/promises");
+  const pids = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
+    const argv = cmdline.split("\0");
+    if (argv.includes(config.script) && argv.includes("acp_server.cli")) pids.push(Number(name));
+  }
+  return pids;
+}
+
+const chat = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+
+async function prompt(text) {
+  const input = chat.locator("#input");
+  await input.click();
+  await input.fill(text);
+  await input.press("Enter");
+}
+
+async function answerCard(name) {
+  const button = chat.locator(".permission:not(.answered) .options button", { hasText: new RegExp(`^${name}$`) });
+  await button.first().waitFor({ timeout: 30000 });
+  await button.first().click();
+}
+
+async function waitIdle() {
+  await chat.locator("body[data-running=false]").waitFor({ timeout: 30000 });
+}
+
+try {
+  await step("open the workspace", async () => {
+    await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
+    await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
+    await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().waitFor({ timeout: 60000 });
+    report.timings.workbench_ms = Date.now() - started;
+  });
+
+  await step("open the chat view", async () => {
+    await page.locator('.activitybar a[aria-label="adk-acp"], .activitybar .action-label[aria-label="adk-acp"]').first().click();
+    await chat.locator("#input").waitFor({ timeout: 30000 });
+    // The session is created when the view is ready: the mode and model pickers appear.
+    await chat.locator('select[data-category="model"]').waitFor({ timeout: 60000 });
+    await chat.locator('select[data-category="mode"]').waitFor({ timeout: 5000 });
+    await shot("chat-ready");
+  });
+
+  await step("the model picker sets the session's model (status bar follows)", async () => {
+    await chat.locator('select[data-category="model"]').selectOption({ label: "Gemini 2.5 Flash" });
+    await page.locator(".statusbar-item", { hasText: "adk-acp: Gemini 2.5 Flash" }).first().waitFor({ timeout: 15000 });
+  });
+
+  await step("slash commands complete", async () => {
+    const input = chat.locator("#input");
+    await input.click();
+    await input.fill("");
+    await input.pressSequentially("/he");
+    await chat.locator("#popup [role=option]", { hasText: "/help" }).waitFor({ timeout: 10000 });
+    await input.press("Escape");
+    await input.fill("");
+  });
+
+  await step("an edit opens the diff editor before the write; approved from the diff editor", async () => {
+    const sent = Date.now();
+    await prompt("edit a.txt and create b.txt");
+    const diff = page.locator(".monaco-diff-editor").first();
+    await diff.waitFor({ timeout: 30000 });
+    await page.locator(".tab", { hasText: "a.txt ↔ proposed by the agent" }).first().waitFor({ timeout: 10000 });
+    await page.locator(".monaco-diff-editor .editor.modified .view-lines", { hasText: "beta" }).first().waitFor({ timeout: 10000 });
+    report.timings.prompt_to_diff_content_ms = Date.now() - sent;
+    report.diffSeenBeforeWrite = (await readFile(join(config.workspace, "a.txt"), "utf8")) === "alpha\n";
+    const approve = page.locator('.editor-actions a.action-label[aria-label^="Allow This Edit"]').first();
+    await approve.waitFor({ timeout: 10000 });
+    await page.locator(".notification-toast", { hasText: "adk-acp" }).first().waitFor({ timeout: 10000 });
+    await chat.locator(".permission:not(.answered)").first().waitFor({ timeout: 10000 });
+    await shot("diff-editor");
+    await approve.click();
+    // The question's notification goes away with the answer given elsewhere.
+    await page.locator(".notification-toast", { hasText: "Edit a.txt" }).first().waitFor({ state: "detached", timeout: 10000 });
+    // The second edit (a new file) is answered from the notification's own "Allow" button.
+    await page.locator(".tab", { hasText: "b.txt (new file, proposed by the agent)" }).first().waitFor({ timeout: 20000 });
+    await page.locator(".monaco-diff-editor .editor.modified .view-lines", { hasText: "a new file" }).first().waitFor({ timeout: 10000 });
+    report.newFileSeenBeforeWrite = await readFile(join(config.workspace, "b.txt"), "utf8").then(() => false, () => true);
+    const toast = page.locator(".notification-toast", { hasText: "b.txt" }).first();
+    await toast.waitFor({ timeout: 10000 });
+    await shot("new-file-diff");
+    await toast.locator("a.monaco-button, .monaco-button", { hasText: /^Allow$/ }).first().click();
+    await chat.locator(".agent", { hasText: "edited a.txt" }).waitFor({ timeout: 30000 });
+    await waitIdle();
+    // Both files are open in the editor (written through a WorkspaceEdit) and saved.
+    await page.locator(".tabs-container .tab", { hasText: /^b\.txt/ }).first().waitFor({ timeout: 10000 });
+    await page.locator(".tabs-container .tab", { hasText: /^a\.txt/ }).first().click();
+    await page.locator(".monaco-editor .view-lines", { hasText: "beta" }).first().waitFor({ timeout: 10000 });
+    report.diffClosed = (await page.locator(".tab", { hasText: "proposed by the agent" }).count()) === 0;
+    report.openTabs = await page.locator(".tabs-container .tab").allInnerTexts();
+    report.dirtyTabs = await page.locator(".tabs-container .tab.dirty").count();
+    report.editedOnDisk = await readFile(join(config.workspace, "a.txt"), "utf8");
+    report.createdOnDisk = await readFile(join(config.workspace, "b.txt"), "utf8");
+    await shot("edit-applied");
+  });
+
+  await step("a command runs in a VS Code terminal", async () => {
+    await prompt("run a command");
+    await answerCard("Allow");
+    await chat.locator(".agent", { hasText: "ran it" }).waitFor({ timeout: 30000 });
+    await waitIdle();
+    await page.locator(".terminal-tab, .single-terminal-tab, .tabs-list .monaco-list-row, .terminal-tabs-entry", { hasText: "adk-acp" })
+      .first().waitFor({ timeout: 10000 }).catch(() => {});
+    await page.locator(".xterm-rows", { hasText: "from-code-server-terminal" }).first().waitFor({ timeout: 10000 }).catch(() => {});
+    report.terminalText = await page.locator(".xterm-rows").allInnerTexts().catch(() => []);
+    report.terminalTabs = await page.locator(".panel .action-label, .panel .monaco-list-row, .panel .terminal-tab").allInnerTexts().catch(() => []);
+    report.toolCardText = await chat.locator(".tool").last().innerText();
+    await shot("terminal");
+  });
+
+  await step("a 200-chunk answer renders", async () => {
+    const input = chat.locator("#input");
+    await input.click();
+    await input.fill("");
+    await input.pressSequentially("a long answer about @a.t");
+    await chat.locator("#popup [role=option]", { hasText: "a.txt" }).first().waitFor({ timeout: 10000 });
+    await input.press("Enter");
+    await chat.locator("#mentions .chip", { hasText: "a.txt" }).waitFor({ timeout: 5000 });
+    await input.press("Enter");
+    await chat.locator(".agent", { hasText: "END-OF-ANSWER" }).waitFor({ timeout: 30000 });
+    await waitIdle();
+    await shot("long-answer");
+  });
+
+  await step("cancel a running command with Stop", async () => {
+    await prompt("run a long command");
+    await answerCard("Allow");
+    await chat.locator(".tool[data-status=in_progress]", {}).first().waitFor({ timeout: 20000 }).catch(() => {});
+    await page.waitForTimeout(500);
+    await chat.locator("#stop").click();
+    await waitIdle();
+    await shot("cancelled");
+  });
+
+  await step("cancel while a question waits closes it", async () => {
+    await prompt("one more command");
+    await chat.locator(".permission:not(.answered)").first().waitFor({ timeout: 20000 });
+    await chat.locator("#stop").click();
+    await chat.locator(".permission.answered", { hasText: "cancelled" }).last().waitFor({ timeout: 10000 });
+    await waitIdle();
+    report.statusBar = await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().innerText({ timeout: 5000 });
+    await shot("question-cancelled");
+  });
+
+  await step("the agent dies: it is restarted, the user is told, the chat comes back", async () => {
+    const pids = await agentPids();
+    if (pids.length !== 1) throw new Error(`expected one agent process, found ${pids}`);
+    process.kill(pids[0], "SIGKILL");
+    await page.locator(".notification-toast", { hasText: "adk-acp stopped" }).first().waitFor({ timeout: 20000 });
+    await chat.locator(".notice", { hasText: "The agent is running again." }).waitFor({ timeout: 60000 });
+    // The session was loaded again in the new process: its history is replayed.
+    await chat.locator(".agent", { hasText: "edited a.txt" }).first().waitFor({ timeout: 10000 });
+    report.restartedPids = await agentPids();
+    await shot("restarted");
+  });
+
+  await step("new chat, then history (session/list → session/load)", async () => {
+    await chat.locator("#new").click();
+    await chat.locator(".agent").first().waitFor({ state: "detached", timeout: 20000 });
+    await chat.locator("#history").click();
+    const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: "edit a.txt and create b.txt" });
+    await row.first().waitFor({ timeout: 20000 });
+    await shot("history");
+    await row.first().click();
+    await chat.locator(".agent", { hasText: "ran it" }).first().waitFor({ timeout: 20000 });
+    await chat.locator(".tool", { hasText: "b.txt" }).first().waitFor({ timeout: 5000 });
+    await shot("history-loaded");
+  });
+
+  await step("an agent that cannot start: a clear message with its last words, no restart loop", async () => {
+    const settings = join(config.workspace, ".vscode", "settings.json");
+    const current = JSON.parse(await readFile(settings, "utf8"));
+    await writeFile(settings, JSON.stringify({ ...current, "adkAcp.command": config.crashAgent.command, "adkAcp.args": config.crashAgent.args }));
+    await page.waitForTimeout(1000); // the configuration change reaches the extension host
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("F1");
+    const palette = page.locator(".quick-input-widget input");
+    await palette.waitFor({ timeout: 10000 });
+    await palette.fill(">adk-acp: Restart Agent");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Restart Agent" }).first().waitFor({ timeout: 10000 });
+    await palette.press("Enter");
+    const toast = page.locator(".notification-toast", { hasText: "could not start" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    report.startFailure = await toast.innerText();
+    await chat.locator(".notice.error", { hasText: "could not start" }).first().waitFor({ timeout: 10000 });
+    await page.locator(".statusbar-item", { hasText: "adk-acp" }).filter({ hasText: "stopped" }).first().waitFor({ timeout: 10000 });
+    await page.waitForTimeout(1500);
+    report.restartNotices = await chat.locator(".notice", { hasText: "restarting it" }).count();
+    report.statusAfterFailure = await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().innerText();
+    await shot("cannot-start");
+  });
+} catch {
+  // recorded in report.errors
+} finally {
+  report.total_ms = Date.now() - started;
+  await writeFile(config.report, JSON.stringify(report, null, 1));
+  await browser.close();
+}
+process.exit(report.errors.length ? 1 : 0);

@@ -1,0 +1,302 @@
+"""The extension in a real VS Code: code-server (VS Code in the browser, from npm)
+driven by headless Chromium through playwright-core (tests/vscode/browser/drive.mjs).
+
+The .vsix built from the sources is installed into a throw-away HOME; the workspace's
+settings start `adk-acp` with a scripted model (`--fake-responses`). The scenario: the
+chat view opens (mode and model pickers from the session's config options, slash-command
+completion), an edit and a new file are each shown in VS Code's diff editor before
+anything is written and approved from it (its title-bar action, then the notification's
+button), the files are on disk and open in the editor, saved; a command runs in a VS Code
+terminal; a 200-chunk answer renders; Stop cancels a running command; Stop while a
+question waits closes it; the agent is killed and comes back (restarted, the user told,
+the session loaded again); a new chat, then the first one again from History; an agent
+that dies at start gives one clear message with its last stderr line.
+Screenshots go to test-artifacts/vscode/. The first run installs code-server into the
+test cache (minutes); later runs take ~40 s."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.acp_client import CLEARED_ENV
+from tests.e2e.model_script import call, text
+from tests.vscode.harness import (
+    CHROMIUM,
+    REPO,
+    browser_tools,
+    copy_extension,
+    extension_modules,
+    node24,
+    node_env,
+    package_extension,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
+
+ARTIFACTS = REPO / "test-artifacts" / "vscode"
+CRASHING_AGENT = (
+    "import sys; sys.stderr.write('ModuleNotFoundError: No module named adk_boom\\n'); sys.exit(3)"
+)
+
+
+def _long_answer() -> str:
+    chunks: list[dict[str, Any]] = []
+    for i in range(200):
+        piece = f"word{i} " + ("\n\n" if i % 20 == 19 else "")
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": piece}]}}
+        if i == 199:
+            candidate = {
+                "content": {"role": "model", "parts": [{"text": "**END-OF-ANSWER**"}]},
+                "finishReason": "STOP",
+            }
+        chunks.append({"candidates": [candidate]})
+    return json.dumps({"method": "generateContentStream", "response": chunks})
+
+
+def _script(path: Path) -> None:
+    edit = {"file_path": "a.txt", "instruction": "b", "old_string": "alpha", "new_string": "beta"}
+    lines = [
+        call("replace", edit),
+        call("write_file", {"file_path": "b.txt", "content": "a new file\n"}),
+        text("edited a.txt"),
+        call("run_shell_command", {"command": "echo from-code-server-terminal"}),
+        text("ran it"),
+        _long_answer(),
+        call("run_shell_command", {"command": "sleep 61"}),  # cancelled while it runs
+        call("run_shell_command", {"command": "echo never-approved"}),  # cancelled while asked
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"code-server exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    pytest.fail(f"code-server did not listen on {port} in {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+def _sleepers() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes() == b"sleep\x0061\x00":
+                    pids.append(int(entry.name))
+            except OSError:
+                pass
+    return pids
+
+
+def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    node = node24()
+    work = copy_extension(tmp_path / "ext", extension_modules(node))
+    vsix = package_extension(node, work)
+    tools = browser_tools(node)
+    code_server = tools / "node_modules" / ".bin" / "code-server"
+
+    home, workspace, shots = tmp_path / "home", (tmp_path / "ws").resolve(), tmp_path / "shots"
+    for d in (home, workspace / ".vscode", shots):
+        d.mkdir(parents=True)
+    (workspace / "a.txt").write_text("alpha\n")
+    script = tmp_path / "model.jsonl"
+    _script(script)
+    (workspace / ".vscode" / "settings.json").write_text(
+        json.dumps(
+            {
+                "adkAcp.command": sys.executable,
+                "adkAcp.args": ["-m", "acp_server.cli", "--fake-responses", str(script)],
+                "adkAcp.env": {"PYTHONPATH": str(REPO)},
+            }
+        )
+    )
+    user = home / ".local" / "share" / "code-server" / "User"
+    user.mkdir(parents=True)
+    (user / "settings.json").write_text(
+        json.dumps(
+            {
+                "workbench.startupEditor": "none",
+                "workbench.tips.enabled": False,
+                "workbench.secondarySideBar.defaultVisibility": "hidden",
+                "security.workspace.trust.enabled": False,
+                "telemetry.telemetryLevel": "off",
+                "extensions.ignoreRecommendations": True,
+                "extensions.autoUpdate": False,
+                "extensions.autoCheckUpdates": False,
+                "terminal.integrated.gpuAcceleration": "off",
+            }
+        )
+    )
+    metrics = tmp_path / "metrics.jsonl"
+    base = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
+    base |= {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "ADK_ACP_VSCODE_METRICS": str(metrics),
+    }
+    env = node_env(node, base)
+
+    installed = subprocess.run(
+        [str(code_server), "--install-extension", str(vsix)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "successfully installed" in installed.stdout + installed.stderr, (
+        installed.stdout + installed.stderr
+    )
+
+    port = _free_port()
+    log = tmp_path / "code-server.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [
+                str(code_server),
+                "--bind-addr",
+                f"127.0.0.1:{port}",
+                "--auth",
+                "none",
+                "--disable-telemetry",
+                "--disable-update-check",
+                "--disable-workspace-trust",
+                str(workspace),
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    report_path = tmp_path / "report.json"
+    try:
+        _wait_port(port, server, log, timeout=90)
+        config = tmp_path / "drive.json"
+        config.write_text(
+            json.dumps(
+                {
+                    "url": f"http://127.0.0.1:{port}",
+                    "chromium": str(CHROMIUM),
+                    "workspace": str(workspace),
+                    "shots": str(shots),
+                    "report": str(report_path),
+                    "script": str(script),
+                    "crashAgent": {
+                        "command": sys.executable,
+                        "args": ["-c", CRASHING_AGENT],
+                    },
+                }
+            )
+        )
+        driven = subprocess.run(
+            [str(node), str(tools / "drive.mjs"), str(config)],
+            cwd=tools,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+        )
+    finally:
+        try:
+            os.killpg(server.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        server.wait(timeout=30)
+        if ARTIFACTS.exists():
+            shutil.rmtree(ARTIFACTS)
+        ARTIFACTS.mkdir(parents=True)
+        for shot in sorted(shots.glob("*.png")):
+            shutil.copyfile(shot, ARTIFACTS / shot.name)
+        acp_logs = sorted(home.glob(".local/share/code-server/logs/*/exthost*/*/adk-acp.log"))
+        for extra in (report_path, metrics, log, *acp_logs[:1]):
+            if extra.exists():
+                shutil.copyfile(extra, ARTIFACTS / extra.name)
+
+    assert report_path.exists(), driven.stdout[-3000:] + driven.stderr[-3000:]
+    report = json.loads(report_path.read_text())
+    assert report["errors"] == [], "\n".join(report["errors"]) + "\n" + driven.stderr[-2000:]
+    assert driven.returncode == 0, driven.stderr[-3000:]
+
+    # The diff was on screen while the files were still untouched; the approvals wrote them
+    # through the editor (open, saved, no dirty tab) and the diff tabs closed.
+    assert report["diffSeenBeforeWrite"] is True
+    assert report["newFileSeenBeforeWrite"] is True
+    assert report["diffClosed"] is True
+    assert report["dirtyTabs"] == 0
+    assert (workspace / "a.txt").read_text() == "beta\n"
+    assert (workspace / "b.txt").read_text() == "a new file\n"
+    assert any("from-code-server-terminal" in t for t in report["terminalText"]), report
+    assert "idle" in report["statusBar"], report["statusBar"]
+    assert _sleepers() == []  # the cancelled command's process group was killed
+    assert len(report["restartedPids"]) == 1, report["restartedPids"]
+    # An agent that dies at start: one clear message naming the cause, no restart loop.
+    assert "No module named adk_boom" in report["startFailure"], report["startFailure"]
+    assert report["restartNotices"] == 0, report
+    assert "stopped" in report["statusAfterFailure"], report["statusAfterFailure"]
+    # The output channel's ACP log: the @-mention went as a resource_link, the model
+    # picker as session/set_config_option.
+    assert acp_logs, "no adk-acp output channel log"
+    traffic = acp_logs[0].read_text()
+    mention = f'"type":"resource_link","uri":"file://{workspace / "a.txt"}"'
+    assert mention in traffic, traffic[-3000:]
+    assert '"method":"session/set_config_option"' in traffic
+
+    events = [json.loads(line) for line in metrics.read_text().splitlines()]
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        by_name.setdefault(event["name"], []).append(event)
+    stops = [e["stopReason"] for e in by_name["turn_stream_ms"]]
+    assert stops == ["end_turn", "end_turn", "end_turn", "cancelled", "cancelled"], stops
+    activation = by_name["activation_ms"][0]["value"]
+    diffs = [e["value"] for e in by_name["permission_to_diff_ms"]]
+    long_turn = by_name["turn_stream_ms"][2]["value"]
+    renders = [e for e in by_name.get("render_ms", []) if e["length"] > 1000]
+    assert renders, by_name.get("render_ms")
+    render = renders[0]["value"]
+    ratio = render / max(long_turn, 1)
+    workbench = report["timings"]["workbench_ms"]
+    figures = (
+        "\nVS Code extension figures (code-server, headless Chromium):\n"
+        f"  activation (activate())                         {activation:.1f} ms\n"
+        f"  workbench load → adk-acp status bar item        {workbench} ms\n"
+        f"  permission request → diff editor shown, cold    {diffs[0]} ms (target ≤ 300 ms: "
+        f"{'meets' if diffs[0] <= 300 else 'misses'})\n"
+        f"  permission request → diff editor shown, warm    {diffs[1]} ms (target ≤ 300 ms: "
+        f"{'meets' if diffs[1] <= 300 else 'misses'})\n"
+        f"  prompt → diff content visible in the page       "
+        f"{report['timings']['prompt_to_diff_content_ms']} ms\n"
+        f"  200-chunk answer: agent stream {long_turn} ms, rendered in the webview {render} ms "
+        f"({ratio:.2f}×; target ≤ 1.5×: {'meets' if ratio <= 1.5 else 'misses'}; of which "
+        f"{renders[0].get('ipcMs')} ms is the host → webview message hop)\n"
+        f"  screenshots: {ARTIFACTS}"
+    )
+    with capsys.disabled():  # shown in the test run's output, pass or fail
+        print(figures)  # noqa: T201 - the figures of the run
+    # Loose bounds that catch a regression without failing on a loaded CI machine.
+    assert max(diffs) < 3000, diffs
+    assert render < long_turn + 2000, (render, long_turn)
