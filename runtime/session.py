@@ -103,6 +103,12 @@ class SessionSpec:
     """Where the session is recorded (None: not recorded, as in the engine's own tests)."""
     history: tuple[Message, ...] = ()
     """The recorded messages a loaded or resumed session starts from."""
+    system_prompt: str | None = None
+    """A subagent's own system prompt (else the agent's, with the context files)."""
+    tool_names: tuple[str, ...] | None = None
+    """A subagent's built-in tools (None: all of them)."""
+    extra_tools: tuple[Any, ...] = ()
+    """Tools of this session only (a subagent's `complete_task`)."""
 
 
 # ---------------------------------------------------------------- the session
@@ -423,6 +429,8 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
         spec.additional_roots,
         plans_dir=spec.config.temp_dir / "plans",
     )
+    if spec.system_prompt is not None:
+        prompt.text = spec.system_prompt
     agent = build_agent(spec, model, models, scheduler, mcp, prompt, link.masked, link.mode)
     session_service = GcliSessionService()
     runner = Runner(

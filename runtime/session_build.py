@@ -218,7 +218,20 @@ def build_scheduler(
     for problem in policy.load_errors:
         logger.warning("policy file problem: %s", problem)
     tool_hooks: ToolHooks = NoToolHooks() if hooks is None else CommandToolHooks(runner=hooks)
-    tools = build_catalog()
+    tools: dict[str, Any] = dict(build_catalog())
+    if spec.tool_names is not None:  # a subagent: only its definition's tools
+        tools = {name: tool for name, tool in tools.items() if name in spec.tool_names}
+    for tool in spec.extra_tools:  # complete_task: the subagent's own, always allowed
+        tools[tool.name] = tool
+        policy.allow_tool(tool.name)
+    if spec.kind == "main":
+        from runtime.agents.definitions import load_definitions
+        from runtime.agents.subagent import subagent_tools
+
+        definitions = load_definitions(config.workspace, config.home)
+        for tool in subagent_tools(definitions, lambda: link.session, set(tools)):
+            tools[tool.name] = tool
+            policy.allow_tool(tool.name)  # its own tools ask, through the editor
     scheduler = Scheduler(
         tools=tools,
         env=env,

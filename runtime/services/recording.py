@@ -300,6 +300,7 @@ class SessionStore:
             "title": fields.get("title"),
             "startTime": fields.get("startTime"),
             "additionalDirectories": fields.get("additionalDirectories") or [],
+            "kind": fields.get("kind") or "main",
         }
         tmp = folder / f".{session_id}.{os.getpid()}.tmp"
         try:
@@ -367,8 +368,8 @@ class SessionStore:
             if not isinstance(meta, dict):
                 return None
         cwd = meta.get("cwd")
-        if not isinstance(cwd, str):
-            return None
+        if not isinstance(cwd, str) or meta.get("kind") == "subagent":
+            return None  # a subagent's record is reached from its parent's, not listed
         title = meta.get("title")
         extra = meta.get("additionalDirectories") or []
         return SessionSummary(

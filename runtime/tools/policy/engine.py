@@ -271,6 +271,22 @@ class PolicyEngine:
         logger.info("policy: session rule %s", rule.to_toml_table())
         return rule
 
+    def allow_tool(self, tool_name: str) -> PolicyRule:
+        """Allows one tool in every mode for this session (a subagent, `complete_task`:
+        tools that ask the user themselves, or decide nothing)."""
+        rule = PolicyRule.model_validate(
+            {
+                "toolName": tool_name,
+                "decision": "allow",
+                "priority": ALWAYS_PRIORITY,
+                "tier": SESSION_TIER,
+                "source": "session",
+            }
+        )
+        with self._lock:
+            self._session_rules.append(rule)
+        return rule
+
     def allow_server(self, server: str, *, mode: str = "plan") -> PolicyRule:
         """Allows every tool of an MCP server for this session: "Allow all tools of this
         server", or `trust: true` in its settings (then in every mode, as Gemini CLI)."""

@@ -1,0 +1,1 @@
+"""Subagents: definitions and the local executor (design Phase B)."""
