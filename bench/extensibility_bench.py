@@ -4,6 +4,9 @@
   (`CommandToolHooks`), against the bare cost of starting the same two processes
   (`/bin/sh -c true`, twice): the hooks' own overhead is the difference, target
   ≤ 30 ms per call.
+- A subagent invocation (its own session, one model call answering `complete_task`)
+  against one direct model turn of the parent, in process: the subagent's own
+  overhead, target ≤ 50 ms.
 - `session/new` in a warm agent whose settings declare three stdio MCP servers,
   against the same agent without them: the servers start in the background, so the
   target is ≤ 20 ms (as without servers).
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -86,7 +90,18 @@ def measure_extensibility(box: Sandbox, procs: int) -> list[Metric]:
     pairs, bare = hook_pair_cost(box)
     overhead = [p - b for p, b in zip(pairs, bare, strict=True)]
     with_servers, without = session_new_with_servers(box, max(3, procs))
+    invocations, turns = subagent_overhead(box)
+    own = [i - t for i, t in zip(invocations, turns, strict=True)]
     return [
+        Metric(
+            "subagent_overhead",
+            "a subagent invocation's own overhead (beyond its model call)",
+            "ms",
+            own,
+            target=0.050,
+            note=f"invocation {statistics.median(invocations) * 1000:.1f} ms vs one direct "
+            f"model turn {statistics.median(turns) * 1000:.1f} ms, in process, scripted model",
+        ),
         Metric(
             "hook_pair",
             "BeforeTool + AfterTool hook pair, per call",
@@ -112,3 +127,61 @@ def measure_extensibility(box: Sandbox, procs: int) -> list[Metric]:
             note="baseline: session/new without servers; the servers start in the background",
         ),
     ]
+
+
+async def _subagent_overhead(box: Sandbox, n: int) -> tuple[list[float], list[float]]:
+    """(a subagent invocation whose model answers complete_task at once, one direct
+    model turn of the parent): the difference is the subagent's own overhead."""
+    import logging
+    import uuid
+
+    from runtime.agents.definitions import CODEBASE_INVESTIGATOR
+    from runtime.agents.subagent import SubagentTool
+    from runtime.config import AgentFlags, resolve_config
+    from runtime.host import HeadlessHost
+    from runtime.models.fake_generator import FakeContentGenerator
+    from runtime.protocol import MessageSend, TextPart
+    from runtime.session import SessionSpec, create_session
+    from runtime.tools.base import ToolEnv
+
+    logging.getLogger("google_adk").setLevel(logging.ERROR)
+
+    def line(parts: list[dict[str, object]]) -> dict[str, object]:
+        candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}
+        return {"method": "generateContentStream", "response": [{"candidates": [candidate]}]}
+
+    done = line([{"functionCall": {"name": "complete_task", "args": {"result": "found it"}}}])
+    text = line([{"text": "an answer"}])
+    script = [x for _ in range(n + 1) for x in (done, text)]
+    config = resolve_config(box.workspace, AgentFlags(), env={}, home=box.home)
+    parent = await create_session(
+        SessionSpec(
+            config=config,
+            auth=None,
+            host=HeadlessHost(),
+            session_id=uuid.uuid4().hex,
+            generator=FakeContentGenerator(script),
+        )
+    )
+    tool = SubagentTool(CODEBASE_INVESTIGATOR, lambda: parent)
+    env = ToolEnv(roots=(box.workspace,), host=HeadlessHost(), session_id="b", temp_dir=box.root)
+    invocations, turns = [], []
+    try:
+        for i in range(n + 1):
+            t = time.perf_counter()
+            result = await tool.execute({"task": "where is main?"}, env)
+            spent = time.perf_counter() - t
+            assert result.llm_content == "found it", result.llm_content
+            t = time.perf_counter()
+            await parent.send(MessageSend(content=(TextPart(text="hi"),)))
+            await parent.protocol.wait()
+            if i:  # the first of each warms up
+                invocations.append(spent)
+                turns.append(time.perf_counter() - t)
+    finally:
+        await parent.close()
+    return invocations, turns
+
+
+def subagent_overhead(box: Sandbox, n: int = 10) -> tuple[list[float], list[float]]:
+    return asyncio.run(_subagent_overhead(box, n))

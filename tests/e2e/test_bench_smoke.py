@@ -151,3 +151,11 @@ def test_turn_cost_figures_run(box: bench.Sandbox) -> None:
         times = run(box, 12)
         marks = windows(times, (10, 12))
         assert len(times) == 12 and all(_is_figure(v) for v in marks.values())
+
+
+def test_subagent_overhead_runs(box: bench.Sandbox) -> None:
+    from bench.extensibility_bench import subagent_overhead
+
+    invocations, turns = subagent_overhead(box, 2)
+    assert len(invocations) == len(turns) == 2
+    assert all(_is_figure(v) for v in (*invocations, *turns))
