@@ -27,7 +27,13 @@ so read ratios and medians, never single numbers. Groups (`--only`):
 - `cold`    — `session/new` sent right after `initialize` (info);
 - `oneshot` — an `acpx exec`-like client: `initialize` and `session/new` written
   together at spawn, the prompt as soon as the session id is known (info), plus an
-  import-time profile of such a start explaining what dominates.
+  import-time profile of such a start explaining what dominates;
+- `user`    — the editor's-eye figures (`bench/user_bench.py`): spawn → `initialize`,
+  `session/new` right after it, the one-shot, the first prompt of a fresh process with
+  a `read_file` call and with a write through the client, warm prompt → first chunk,
+  a 100-prompt session's last 10 ÷ first 10. With `--peer gemini` each is measured
+  beside Gemini CLI (installed from npm into a cache directory on first use) in the
+  same run, and the table's baseline is Gemini CLI instead of the echo floor.
 
 The `adk-acp` runs are hermetic: a temporary HOME and workspace, no credentials
 except the fake server's, `--fake-responses` scripts written here.
@@ -70,6 +76,7 @@ GROUPS = (
     "extensibility",
     "cold",
     "oneshot",
+    "user",
 )
 STREAM_CHUNKS = 200
 WARM_PAUSE_S = 0.2
@@ -217,12 +224,13 @@ class Metric:
 
     key: str
     label: str
-    unit: str  # "ms" (samples are seconds) or "MB"
+    unit: str  # "ms" (samples are seconds), "MB", or "x" (a unitless ratio)
     samples: list[float]
     baseline: list[float] = field(default_factory=list)
     target: float | None = None  # seconds / MB, or a ratio when `ratio_target`
     ratio_target: bool = False
     note: str = ""
+    baseline_name: str = "echo"  # what the baseline samples are of ("" when none)
 
     @property
     def median(self) -> float:
@@ -824,6 +832,8 @@ def _fmt(metric: Metric, value: float | None) -> str:
         return "-"
     v = metric.scaled(value)
     unit = metric.unit
+    if unit == "x":
+        return f"{v:.2f}×"
     return f"{v:.1f} {unit}" if v < 100 else f"{v:.0f} {unit}"
 
 
@@ -837,9 +847,18 @@ def _target_cell(metric: Metric) -> str:
     return f"{ratio} / ≤ {target:g} {metric.unit}"
 
 
-def render_table(metrics: Sequence[Metric]) -> str:
+def render_tables(metrics: Sequence[Metric]) -> str:
+    """One table per kind of baseline (the echo floor, a peer agent), in order of appearance."""
+    names = list(dict.fromkeys(m.baseline_name for m in metrics))
+    return "\n\n".join(
+        render_table([m for m in metrics if m.baseline_name == name], name) for name in names
+    )
+
+
+def render_table(metrics: Sequence[Metric], baseline_name: str = "echo") -> str:
     """The report table: metric | median | baseline | ratio/target | verdict | n."""
-    header = ("metric", "median", "baseline (echo)", "ratio / target", "verdict", "n")
+    base = f"baseline ({baseline_name})" if baseline_name else "baseline"
+    header = ("metric", "median", base, "ratio / target", "verdict", "n")
     rows = [
         (
             m.label,
@@ -869,7 +888,9 @@ def environment() -> dict[str, Any]:
     }
 
 
-def run(runs: int, groups: Sequence[str]) -> tuple[list[Metric], list[str]]:
+def run(
+    runs: int, groups: Sequence[str], peer: str | None = None
+) -> tuple[list[Metric], list[str]]:
     """Run the selected groups; returns the metrics and the notes."""
     procs = max(2, runs // 2)
     metrics: list[Metric] = []
@@ -912,6 +933,10 @@ def run(runs: int, groups: Sequence[str]) -> tuple[list[Metric], list[str]]:
             found, found_notes = measure_one_shot(plain, echo, procs)
             metrics += found
             notes += found_notes
+        if "user" in groups:
+            from bench.user_bench import measure_user
+
+            metrics += measure_user(box, procs, peer)
     return metrics, notes
 
 
@@ -930,6 +955,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=",".join(GROUPS),
         help=f"comma-separated groups to run (default all: {','.join(GROUPS)})",
     )
+    parser.add_argument(
+        "--peer",
+        choices=("gemini",),
+        help="also run the `user` group's scenarios through Gemini CLI (installed from "
+        "npm into ~/.cache/adk-acp-bench on first use), each figure beside its own",
+    )
     args = parser.parse_args(argv)
     groups = [g.strip() for g in args.only.split(",") if g.strip()]
     unknown = set(groups) - set(GROUPS)
@@ -938,7 +969,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     env_before = environment()
     started = time.perf_counter()
-    metrics, notes = run(args.runs, groups)
+    metrics, notes = run(args.runs, groups, args.peer)
     elapsed = time.perf_counter() - started
     env_before["loadavg_after"] = os.getloadavg()
 
@@ -949,7 +980,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"load {env_before['loadavg'][0]:.2f} → {env_before['loadavg_after'][0]:.2f}, "
         f"{elapsed:.0f} s)\n\n"
     )
-    out.write(render_table(metrics) + "\n\n")
+    out.write(render_tables(metrics) + "\n\n")
     for m in metrics:
         if m.note:
             out.write(f"- {m.label}: {m.note}\n")

@@ -39,6 +39,10 @@ class GenaiContentGenerator(ContentGenerator):
                 )
         else:
             self._client = genai.Client(api_key=auth.api_key, http_options=http_options)
+        from runtime.models.genai_request import CachedStreamRequests
+
+        self.requests = CachedStreamRequests(self._client.aio.models._api_client)
+        self.requests.install(self._client.aio.models)
 
     async def generate_content(
         self,

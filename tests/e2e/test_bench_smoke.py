@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +160,41 @@ def test_subagent_overhead_runs(box: bench.Sandbox) -> None:
     invocations, turns = subagent_overhead(box, 2)
     assert len(invocations) == len(turns) == 2
     assert all(_is_figure(v) for v in (*invocations, *turns))
+
+
+def test_user_group_beside_a_stand_in_peer(
+    box: bench.Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--peer gemini` end to end without the network: the cached "Gemini CLI" is a
+    stand-in script that runs adk-acp on the script it is given."""
+    from bench import user_bench
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    binary = user_bench.peer_cache() / "node_modules" / ".bin" / "gemini"
+    binary.parent.mkdir(parents=True)
+    adk = bench.adk_acp_command()[0]
+    binary.write_text(
+        "#!/bin/sh\n"
+        'while [ $# -gt 0 ]; do [ "$1" = --fake-responses ] && f="$2"; shift; done\n'
+        f'exec {adk} --fake-responses "$f"\n',
+        encoding="utf-8",
+    )
+    binary.chmod(0o755)
+    assert user_bench.install_gemini_cli() == binary  # found in the cache: no npm
+    metrics = user_bench.measure_user(box, procs=1, peer="gemini")
+    assert [m.key for m in metrics] == [
+        "user_spawn_init",
+        "user_session_new",
+        "user_oneshot",
+        "user_first_read",
+        "user_first_write",
+        "user_warm",
+        "user_long",
+    ]
+    for m in metrics:
+        assert m.samples and m.baseline, m.key
+        assert all(_is_figure(v) for v in m.samples + m.baseline), m.key
+        assert m.baseline_name.startswith("Gemini CLI")
+    assert "files written: 1/1 (peer 1/1)" in metrics[4].note
+    table = bench.render_tables(metrics)
+    assert "baseline (Gemini CLI" in table and "100-prompt session" in table
