@@ -1,13 +1,14 @@
 """Profile one warm path of `adk-acp` with cProfile, in the agent process itself.
 
     .venv/bin/python bench/profile_agent.py [--path prompt|stream|session_new|first_session_new]
-        [--count N] [--api] [--sort tottime|cumulative] [--top 30] [--out FILE]
+        [--count N] [--after N] [--api] [--sort tottime|cumulative] [--top 30] [--out FILE]
 
 The agent runs under this file (`--agent-side`): cProfile is armed on SIGUSR1 and
 dumped on SIGUSR2, so only the window between the two is profiled: after the
 background warm-up has settled and after one cold prompt, the driver sends SIGUSR1,
 runs `--count` prompts (or 200-chunk streams, or `session/new`s), sends SIGUSR2 and
 prints the top functions; `first_session_new` profiles just the first `session/new`.
+`--after N` first runs N unprofiled prompts (no pause), to see a long session's turns.
 `--api` runs the agent in API-key mode against the fake Gemini server instead of
 `--fake-responses`. cProfile sees the main thread, where the event loop and every
 handler run; the idle time between requests shows up under `epoll.poll`. (The agent
@@ -63,11 +64,11 @@ def agent_side(out: str, argv: list[str]) -> int:
 
 @contextmanager
 def model_source(
-    box: Sandbox, path: str, count: int, api: bool
+    box: Sandbox, path: str, count: int, api: bool, after: int = 0
 ) -> Iterator[tuple[list[str], dict[str, str]]]:
     """Agent flags and env: a `--fake-responses` script, or API-key mode on the fake server."""
     if not api:
-        short, streams = (1, count) if path == "stream" else (count + 1, count)
+        short, streams = (1 + after, count) if path == "stream" else (count + 1 + after, count)
         script = box.script("profile.jsonl", short_turns=short, stream_turns=streams)
         yield ["--fake-responses", str(script)], box.env()
         return
@@ -82,9 +83,9 @@ def model_source(
         yield [], box.env(GEMINI_API_KEY="x", GOOGLE_GEMINI_BASE_URL=server.base_url)
 
 
-def drive(path: str, count: int, out: Path, api: bool = False) -> None:
+def drive(path: str, count: int, out: Path, api: bool = False, after: int = 0) -> None:
     """Start the profiled agent, settle, run `count` rounds of `path` inside the window."""
-    with sandbox() as box, model_source(box, path, count, api) as (flags, env):
+    with sandbox() as box, model_source(box, path, count, api, after) as (flags, env):
         argv = [sys.executable, __file__, "--agent-side", str(out), "--", *flags]
         with AgentProcess.spawn(argv, env=env, cwd=box.workspace) as agent:
             agent.initialize().result  # noqa: B018
@@ -96,6 +97,8 @@ def drive(path: str, count: int, out: Path, api: bool = False) -> None:
             session_id = agent.new_session(box.workspace).result["sessionId"]
             if path != "first_session_new":
                 agent.prompt(session_id, "hello")
+                for i in range(after):
+                    agent.prompt(session_id, f"prompt {i}")
                 agent.drain(WARM_PAUSE_S)
                 os.kill(agent.pid, signal.SIGUSR1)
                 agent.drain(0.05)
@@ -129,6 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--count", type=int, default=10, help="rounds inside the window")
     parser.add_argument(
+        "--after", type=int, default=0, help="unprofiled prompts before the window"
+    )
+    parser.add_argument(
         "--api",
         action="store_true",
         help="API-key mode against the fake Gemini server instead of --fake-responses",
@@ -142,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="where the agent dumps its stats",
     )
     args = parser.parse_args(args_in)
-    drive(args.path, args.count, args.out, api=args.api)
+    drive(args.path, args.count, args.out, api=args.api, after=args.after)
     stats = pstats.Stats(str(args.out), stream=sys.stdout)
     stats.strip_dirs().sort_stats(args.sort).print_stats(args.top)
     return 0

@@ -1,8 +1,9 @@
 """Per-turn engine cost as the conversation grows (the performance issue's flat-cost
-figure): one session, N short turns, the median engine time of the turns around 10,
-100 and 500, in process with a scripted model (so the time is the engine's own), and
-over HTTP against the local fake Gemini API (the genai client's request building
-included). The target: the last window ≤ 1.05 × the first (flat); where it is not met,
+figure): one session, N short turns, the median engine CPU time (of the event loop's
+thread) of the turns around 10, 100 and 500, in process with a scripted model, and
+over HTTP against the local fake Gemini API, whose server runs on a thread of its own
+and is not counted (the genai client's request building and sending are). The
+target: the last window ≤ 1.05 × the first (flat); where it is not met,
 ARCHITECTURE.md says what grows and what would move it.
 """
 
@@ -16,7 +17,7 @@ import time
 import uuid
 from typing import Any
 
-from bench.run import Metric, Sandbox
+from bench.run import ROOT, Metric, Sandbox
 
 WINDOW = 10
 MARKS = (10, 100, 500)
@@ -50,10 +51,12 @@ async def _turns(box: Sandbox, n: int, generator: Any) -> list[float]:
     times = []
     try:
         for i in range(n):
-            t = time.perf_counter()
+            # CPU time of this thread, which runs the event loop and so the whole
+            # engine; the fake HTTP server answers from a thread of its own.
+            t = time.thread_time()
             await session.send(MessageSend(content=(TextPart(text=f"prompt {i}: do it"),)))
             await session.protocol.wait()
-            times.append(time.perf_counter() - t)
+            times.append(time.thread_time() - t)
     finally:
         await session.close()
         await generator.aclose()
@@ -69,24 +72,49 @@ def in_process(box: Sandbox, n: int) -> list[float]:
 
 
 def over_http(box: Sandbox, n: int) -> list[float]:
+    """Against the fake Gemini API in a process of its own (sharing neither the GIL nor
+    the caches with the agent, as a real endpoint would not)."""
+    import subprocess
+    import sys
+
     from runtime.config import AuthConfig
     from runtime.models.genai_generator import GenaiContentGenerator
-    from tests.fakes.gemini_server import FakeGeminiServer
 
-    with FakeGeminiServer(default="an answer, a few words long") as server:
-        auth = AuthConfig(kind="api_key", api_key="bench", base_url=server.base_url)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.fakes.gemini_server",
+            "--default-text",
+            "an answer, a few words long",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=str(ROOT),
+    )
+    try:
+        assert server.stdout is not None
+        base_url = server.stdout.readline().strip()
+        if not base_url:
+            raise RuntimeError("the fake Gemini server did not start")
+        auth = AuthConfig(kind="api_key", api_key="bench", base_url=base_url)
         return asyncio.run(_turns(box, n, GenaiContentGenerator(auth)))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def windows(times: list[float], marks: tuple[int, ...] = MARKS) -> dict[int, float]:
+    """The median of the `WINDOW` turns starting at each mark (the history then holds
+    `mark` turns; the very first turns, which pay one-time costs, are not a window)."""
     return {
-        mark: statistics.median(times[max(0, mark - WINDOW) : mark])
+        mark: statistics.median(times[mark : mark + WINDOW])
         for mark in marks
-        if mark <= len(times)
+        if mark + WINDOW <= len(times)
     }
 
 
-def measure_turns(box: Sandbox, turns: int = max(MARKS)) -> list[Metric]:
+def measure_turns(box: Sandbox, turns: int = max(MARKS) + WINDOW) -> list[Metric]:
     out = []
     for label, run in (("in process", in_process), ("over HTTP", over_http)):
         times = run(box, turns)
@@ -94,10 +122,10 @@ def measure_turns(box: Sandbox, turns: int = max(MARKS)) -> list[Metric]:
         out.append(
             Metric(
                 f"turn_cost_{label.replace(' ', '_')}",
-                f"engine time per turn at {max(marks)} turns vs {min(marks)} ({label})",
+                f"engine CPU per turn at {max(marks)} turns vs {min(marks)} ({label})",
                 "ms",
-                times[max(marks) - WINDOW : max(marks)],
-                times[min(marks) - WINDOW : min(marks)],
+                times[max(marks) : max(marks) + WINDOW],
+                times[min(marks) : min(marks) + WINDOW],
                 target=1.05,
                 ratio_target=True,
                 note=", ".join(f"{k} turns: {v * 1000:.1f} ms" for k, v in marks.items()),

@@ -274,13 +274,8 @@ class AgentSession:
         return removed
 
     def last_prompt_tokens(self) -> int:
-        for message in reversed(self._recording().messages):
-            if message.get("type") == "compression":
-                return 0  # counts from before the summary no longer apply
-            tokens = message.get("tokens")
-            if message.get("type") == "gemini" and isinstance(tokens, dict):
-                return int(tokens.get("input") or 0)
-        return 0
+        # Counts from before a compression summary no longer apply.
+        return self._recording().last_input_tokens()
 
     async def compress(self, trigger: str = "manual") -> CompressionResult:
         """Summarize the older history (ChatCompressionService); raises

@@ -18,11 +18,13 @@ from google.adk.flows.llm_flows.single_flow import SingleFlow
 from pydantic import Field
 
 from runtime.adk.compat import quiet_inference_logs, skip_unavailable_optional_imports
+from runtime.adk.event_scans import install as install_event_scans
 from runtime.adk.history_cache import install as install_history_cache
 
 skip_unavailable_optional_imports()
 quiet_inference_logs()
 install_history_cache()
+install_event_scans()
 
 CONTENTS_PROCESSOR = "contents"
 

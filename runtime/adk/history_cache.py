@@ -43,6 +43,12 @@ class HistoryCache:
         self._last_id: str | None = None
         self._built_version = -1
         self.rebuilt = 0  # how often the kept prefix had to be dropped (tests, logs)
+        # Of the contents returned last, how many lead a request for the second time or
+        # more (the same objects, already seen by the request processors), and the
+        # last of them; processors may skip what they did to those before.
+        self.stable = 0
+        self.stable_tail: types.Content | None = None
+        self._returned = 0
 
     def owns(self, events: list[Event]) -> bool:
         return events is self._events()
@@ -62,6 +68,9 @@ class HistoryCache:
             self._prefix, self._k = [], 0
             self._built_version = self._version()
             self.rebuilt += 1
+            self._returned = 0
+        self.stable = self._returned
+        self.stable_tail = self._prefix[self.stable - 1] if self.stable else None
         i = self._k
         while i < k:  # the finished invocations not built yet, one at a time
             j = i + 1
@@ -71,7 +80,14 @@ class HistoryCache:
             i = j
         self._k = k
         self._last_id = events[k - 1].id if k else None
+        self._returned = len(self._prefix)
         return [*self._prefix, *build(events[k:])]
+
+    def seen_before(self, contents: list[types.Content]) -> int:
+        """How many leading `contents` were in an earlier request unchanged (0 when
+        `contents` is not what this cache returned last)."""
+        n = self.stable
+        return n if n and len(contents) >= n and contents[n - 1] is self.stable_tail else 0
 
 
 HISTORY_CACHE: ContextVar[HistoryCache | None] = ContextVar("gcli_history_cache", default=None)

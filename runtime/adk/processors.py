@@ -26,6 +26,7 @@ from google.adk.flows.llm_flows._base_llm_processor import BaseLlmRequestProcess
 from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 
+from runtime.adk.history_cache import HISTORY_CACHE
 from runtime.models.routing import RoutingContext, apply_model_selection, route_with_sequence
 from runtime.models.state import ModelState
 from runtime.services.masking import MaskResult, ToolOutputMaskingService
@@ -99,7 +100,9 @@ class ToolOutputMaskingProcessor(BaseLlmRequestProcessor):
         self, invocation_context: InvocationContext, llm_request: LlmRequest
     ) -> AsyncGenerator[Event, None]:
         original = llm_request.contents
-        result = self._service.mask(original)
+        cache = HISTORY_CACHE.get()
+        seen = cache.seen_before(original) if cache is not None else 0
+        result = self._service.mask(original, seen)
         if result.masked:
             llm_request.contents = result.contents
             changed: list[types.FunctionResponse] = []
@@ -180,7 +183,10 @@ class ToolMediaProcessor(BaseLlmRequestProcessor):
         if events:
             self._seen[invocation_context.session.id] = (len(events), events[-1].id)
         moved = _move_media(live)
-        _move_media(llm_request.contents)
+        cache = HISTORY_CACHE.get()
+        # Kept history seen by an earlier call was moved then (in place): skip it.
+        seen = cache.seen_before(llm_request.contents) if cache is not None else 0
+        _move_media(llm_request.contents[seen:])
         if moved:  # the request was built before the move: give it the same parts
             for content in llm_request.contents:
                 parts = content.parts or []

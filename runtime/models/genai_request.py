@@ -12,8 +12,8 @@ The history part of our requests is made of the same `Content` objects from one 
 to the next (`runtime/adk/history_cache.py` keeps them), so `CachedStreamRequests`
 converts each `Content` once, with genai's own converter, and reuses the wire dict
 while the object is unchanged. Unchanged means: the same object, the same `role`,
-the same `parts` list holding the same `Part` objects (every writer in the engine and
-in ADK replaces parts or appends to the list; none edits a kept `Part` in place). The
+the same `parts` list of the same length (every writer in the engine and in ADK
+replaces the parts list or appends to it; none edits a kept `Part` in place). The
 rest of the request (model, config, system instruction, tools) is converted by genai
 as before, and the answer is parsed by genai's own functions.
 
@@ -46,26 +46,19 @@ Hop = Callable[..., Awaitable[AsyncIterator[types.GenerateContentResponse]]]
 
 
 class _Entry:
-    __slots__ = ("content", "parts", "part_items", "role", "wire", "used")
+    __slots__ = ("content", "parts", "count", "role", "wire", "used")
 
     def __init__(self, content: types.Content, wire: dict[str, Any], used: int) -> None:
         self.content = content
         self.parts = content.parts
-        self.part_items = tuple(content.parts or ())
+        self.count = len(content.parts or ())
         self.role = content.role
         self.wire = wire
         self.used = used
 
-    def still(self, content: types.Content) -> bool:
-        parts = content.parts
-        if parts is not self.parts or content.role != self.role:
-            return False
-        items = self.part_items
-        if parts is None:
-            return True
-        if len(parts) != len(items):
-            return False
-        return all(a is b for a, b in zip(parts, items, strict=True))
+
+class _NotOurs(Exception):
+    """A request this builder does not handle: genai's own method takes it."""
 
 
 class CachedStreamRequests:
@@ -75,6 +68,13 @@ class CachedStreamRequests:
         self._api = api_client
         self._entries: dict[int, _Entry] = {}
         self._requests = 0
+        # The previous request: its contents, their parts lists and lengths, wire dicts.
+        self._last: tuple[list[types.Content], list[Any], list[int], list[dict[str, Any]]] = (
+            [],
+            [],
+            [],
+            [],
+        )
         self.converted = 0  # contents converted (tests, bench)
         self.reused = 0
 
@@ -89,34 +89,43 @@ class CachedStreamRequests:
         async def hop(
             *, model: str, contents: Any, config: Any = None
         ) -> AsyncIterator[types.GenerateContentResponse]:
-            if not self.fits(contents, config):
-                return await original(model=model, contents=contents, config=config)
-            return await self.stream(model, contents, config)
+            if self.fits(contents, config):
+                try:
+                    return await self.stream(model, contents, config)
+                except _NotOurs:
+                    pass
+            return await original(model=model, contents=contents, config=config)
 
         models._generate_content_stream = hop
 
     @staticmethod
     def fits(contents: Any, config: Any) -> bool:
-        return (
-            isinstance(contents, list)
-            and all(isinstance(c, types.Content) for c in contents)
-            and (config is None or isinstance(config, types.GenerateContentConfig))
+        """A list (of `Content`s: each is checked as it is converted) and a config model."""
+        return isinstance(contents, list) and (
+            config is None or isinstance(config, types.GenerateContentConfig)
         )
 
     # -- the body ------------------------------------------------------------------
 
     def _wire(self, content: types.Content, root: Any) -> dict[str, Any]:
-        key = id(content)
-        entry = self._entries.get(key)
-        if entry is not None and entry.content is content and entry.still(content):
-            entry.used = self._requests
-            self.reused += 1
-            return entry.wire
+        entry = self._entries.get(id(content))
+        if entry is not None and entry.content is content:
+            parts = content.parts
+            if (
+                parts is entry.parts
+                and (parts is None or len(parts) == entry.count)
+                and content.role == entry.role
+            ):
+                entry.used = self._requests
+                self.reused += 1
+                return entry.wire
+        if not isinstance(content, types.Content):
+            raise _NotOurs
         convert = genai_models._Content_to_vertex if self.vertex else genai_models._Content_to_mldev
         wire = _common.encode_unserializable_types(
             _common.convert_to_dict(convert(content, None, root))
         )
-        self._entries[key] = _Entry(content, wire, self._requests)
+        self._entries[id(content)] = _Entry(content, wire, self._requests)
         self.converted += 1
         return wire
 
@@ -150,11 +159,41 @@ class CachedStreamRequests:
             path = f"{path}?{urlencode(query)}"
         request.pop("config", None)
         request = _common.encode_unserializable_types(_common.convert_to_dict(request))
-        request["contents"] = [self._wire(c, params) for c in contents]
+        request["contents"] = self._wires(contents, params)
         if self._requests % _KEEP_FOR == 0:
+            for content in self._last[0]:  # the leading run was not stamped one by one
+                entry = self._entries.get(id(content))
+                if entry is not None and entry.content is content:
+                    entry.used = self._requests
             horizon = self._requests - _KEEP_FOR
             self._entries = {k: e for k, e in self._entries.items() if e.used > horizon}
         return path, request, params
+
+    def _wires(self, contents: Sequence[types.Content], root: Any) -> list[dict[str, Any]]:
+        """The wire dicts: the run of contents that leads this request as it led the
+        previous one (same objects, same parts lists of the same length) is taken as
+        it was sent; the rest is looked up one by one."""
+        before, before_parts, before_counts, before_wires = self._last
+        try:
+            parts = [c.parts for c in contents]
+        except AttributeError:  # not a Content
+            raise _NotOurs from None
+        same = 0
+        for content, old, now, was, count in zip(
+            contents, before, parts, before_parts, before_counts, strict=False
+        ):
+            if content is not old or now is not was or (now is not None and len(now) != count):
+                break
+            same += 1
+        self.reused += same
+        wires = before_wires[:same] + [self._wire(c, root) for c in contents[same:]]
+        self._last = (
+            list(contents),
+            parts,
+            [len(p) if p is not None else 0 for p in parts],
+            wires,
+        )
+        return wires
 
     async def stream(
         self,

@@ -176,36 +176,61 @@ class ToolOutputMaskingService:
         self._min_prunable = min_prunable_threshold
         self._protect_latest = protect_latest_turn
         self._exempt = exempt_tools
+        # Outputs of the leading contents a caller said were sent before (`mask(seen=)`).
+        self._kept: list[_Candidate] = []
+        self._kept_upto: tuple[int, types.Content | None] = (0, None)
 
-    def _candidates(self, contents: Sequence[types.Content]) -> list[_Candidate]:
-        """The prunable outputs, newest first, if there are enough of them; else []."""
-        protected = 0.0
-        boundary_reached = False
-        prunable: list[_Candidate] = []
-        start = len(contents) - (2 if self._protect_latest else 1)
-        for ci in range(start, -1, -1):
-            parts = contents[ci].parts or []
-            for pi in range(len(parts) - 1, -1, -1):
-                response = parts[pi].function_response
+    def _outputs(self, contents: Sequence[types.Content], start: int, end: int) -> list[_Candidate]:
+        """The maskable tool outputs of `contents[start:end]`, oldest first."""
+        found: list[_Candidate] = []
+        for ci in range(start, end):
+            for pi, part in enumerate(contents[ci].parts or []):
+                response = part.function_response
                 if response is None or (response.name or "") in self._exempt:
                     continue
                 text = output_text(response)
                 if not text or is_masked(text):
                     continue
-                tokens = estimate_part_tokens(parts[pi])
-                if not boundary_reached:
-                    protected += tokens
-                    if protected <= self._protection:
-                        continue
-                    boundary_reached = True  # the output that crosses the line is prunable
-                prunable.append(_Candidate(ci, pi, tokens, text))
+                found.append(_Candidate(ci, pi, estimate_part_tokens(part), text))
+        return found
+
+    def _kept_outputs(self, contents: Sequence[types.Content], seen: int) -> list[_Candidate]:
+        """The outputs of `contents[:seen]`, a part kept from an earlier call: those
+        contents were sent before unchanged (the caller says so), and the history only
+        grows at its end until something is masked or rebuilt."""
+        count, tail = self._kept_upto
+        if not (count and count <= seen and contents[count - 1] is tail):
+            self._kept, count = [], 0
+        if seen > count:
+            self._kept += self._outputs(contents, count, seen)
+        self._kept_upto = (seen, contents[seen - 1] if seen else None)
+        return self._kept
+
+    def _candidates(self, contents: Sequence[types.Content], seen: int = 0) -> list[_Candidate]:
+        """The prunable outputs, newest first, if there are enough of them; else []."""
+        end = len(contents) - (1 if self._protect_latest else 0)
+        seen = min(seen, end)
+        outputs = [*self._kept_outputs(contents, seen), *self._outputs(contents, seen, end)]
+        protected = 0.0
+        boundary_reached = False
+        prunable: list[_Candidate] = []
+        for candidate in reversed(outputs):
+            if not boundary_reached:
+                protected += candidate.tokens
+                if protected <= self._protection:
+                    continue
+                boundary_reached = True  # the output that crosses the line is prunable
+            prunable.append(candidate)
         if sum(c.tokens for c in prunable) < self._min_prunable:
             return []
         return prunable
 
-    def mask(self, contents: Sequence[types.Content]) -> MaskResult:
-        """Mask what is prunable; returns the new history and what was masked."""
-        candidates = self._candidates(contents)
+    def mask(self, contents: Sequence[types.Content], seen: int = 0) -> MaskResult:
+        """Mask what is prunable; returns the new history and what was masked.
+
+        `seen`: how many leading contents are the very ones of an earlier call,
+        unchanged (their outputs are not looked at again)."""
+        candidates = self._candidates(contents, seen)
         if not candidates:
             return MaskResult(list(contents))
         self.output_dir.mkdir(parents=True, exist_ok=True)

@@ -154,6 +154,10 @@ class ChatRecordingService:
         self.session_id = record.session_id
         self.metadata = dict(record.metadata)
         self._messages: dict[str, Message] = {m["id"]: m for m in record.messages}
+        # The last model call's prompt size, kept as messages arrive (read before every
+        # prompt to decide on compression: a walk of the whole record grew per turn).
+        self._tokens: int | None = None  # None: to be found by a walk
+        self._newest: str | None = next(reversed(self._messages), None)
         self.on_listing_changed: Callable[[dict[str, Any]], None] | None = None
         """Called with the metadata when a listed field (title) changes: the store's index."""
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -185,8 +189,32 @@ class ChatRecordingService:
         """Record a new message or an updated one (same id: last write wins)."""
         message.setdefault("id", new_message_id())
         message.setdefault("timestamp", now_iso())
+        known = message["id"] in self._messages
         self._messages[message["id"]] = message
         self._write(message)
+        if known and message["id"] != self._newest:
+            self._tokens = None  # an older message changed: walk again when asked
+            return
+        self._newest = message["id"]
+        kind, tokens = message.get("type"), message.get("tokens")
+        if kind == "compression":
+            self._tokens = 0
+        elif kind == "gemini" and isinstance(tokens, dict):
+            self._tokens = int(tokens.get("input") or 0)
+
+    def last_input_tokens(self) -> int:
+        """The prompt tokens of the newest model answer that has a count, 0 when a
+        compression (or nothing) comes after it."""
+        if self._tokens is None:
+            self._tokens = 0
+            for message in reversed(self._messages.values()):
+                tokens = message.get("tokens")
+                if message.get("type") == "compression":
+                    break
+                if message.get("type") == "gemini" and isinstance(tokens, dict):
+                    self._tokens = int(tokens.get("input") or 0)
+                    break
+        return self._tokens
 
     def set_metadata(self, **fields: Any) -> None:
         """Record metadata changes (title, model, mode, plan...)."""
@@ -206,6 +234,8 @@ class ChatRecordingService:
         keys = list(self._messages)
         dropped = [self._messages.pop(k) for k in keys[keys.index(message_id) :]]
         self._write({"$rewindTo": message_id})
+        self._tokens = None
+        self._newest = next(reversed(self._messages), None)
         return dropped
 
     def close(self) -> None:

@@ -121,10 +121,26 @@ def test_changed_contents_are_converted_again() -> None:
     assert cache.converted == len(contents) + 4
 
 
-def test_unrecognised_requests_go_to_genai() -> None:
+async def test_unrecognised_requests_go_to_genai() -> None:
     assert not CachedStreamRequests.fits("just text", None)
     assert not CachedStreamRequests.fits([types.Content(role="user")], {"temperature": 1})
     assert CachedStreamRequests.fits([types.Content(role="user")], None)
+
+    calls: list[Any] = []
+
+    class Models:
+        _api_client = genai.Client(api_key="k").aio.models._api_client
+
+        async def _generate_content_stream(self, **kwargs: Any) -> Any:
+            calls.append(kwargs)
+            return "genai's own"
+
+    models = Models()
+    CachedStreamRequests(models._api_client).install(models)
+    mixed = [types.Content(role="user", parts=[types.Part(text="a")]), {"role": "user"}]
+    assert await models._generate_content_stream(model="m", contents=mixed) == "genai's own"
+    assert await models._generate_content_stream(model="m", contents="text") == "genai's own"
+    assert [c["contents"] for c in calls] == [mixed, "text"]
 
 
 def test_entries_are_dropped_when_unused() -> None:

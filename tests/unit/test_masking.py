@@ -253,3 +253,32 @@ def test_media_and_other_parts() -> None:
     assert estimate_part_tokens(call) > 0
     contents = [types.Content(role="user", parts=[image, types.Part(text="abcd")])]
     assert estimate_contents_tokens(contents) == 3_001
+
+
+def test_outputs_of_contents_sent_before_are_kept_not_looked_at_again(tmp_path: Path) -> None:
+    """`mask(contents, seen)` finds what `mask(contents)` finds while the history only
+    grows at its end, and starts afresh when the leading contents are not the same."""
+    import random
+
+    rng = random.Random(5)
+    kept = ToolOutputMaskingService(
+        tmp_path / "a", protection_threshold=300, min_prunable_threshold=200
+    )
+    fresh_dir = tmp_path / "b"
+    contents: list[types.Content] = [types.Content(role="user", parts=[types.Part(text="go")])]
+    seen = 0
+    for i in range(120):
+        name = rng.choice(["read_file", "run_shell_command", "ask_user"])
+        contents += [
+            tool_call(name, f"c{i}"),
+            tool_response(name, f"c{i}", {"output": sized(rng.randint(1, 120))}),
+        ]
+        if rng.random() < 0.1:  # a rebuilt history: new objects, and nothing counts as seen
+            contents = [c.model_copy() for c in contents]
+            seen = 0
+        fresh = ToolOutputMaskingService(
+            fresh_dir, protection_threshold=300, min_prunable_threshold=200
+        )
+        expected = fresh._candidates(contents)
+        assert kept._candidates(contents, seen) == expected, i
+        seen = len(contents) - rng.randint(0, 2)

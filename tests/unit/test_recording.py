@@ -161,3 +161,45 @@ def test_what_counts_as_a_slash_command() -> None:
     assert parse_command("/usr/bin/env is broken") is None
     assert parse_command("fix /etc/hosts") is None
     assert parse_command("/") is None
+
+
+def test_the_last_prompt_size_is_kept_as_messages_arrive(tmp_path: Path) -> None:
+    """`last_input_tokens` (read before every prompt) equals a walk of the record
+    after any sequence of appends, updates, compressions and rewinds."""
+    import random
+
+    def walked(messages: list[dict[str, object]]) -> int:
+        for m in reversed(messages):
+            tokens = m.get("tokens")
+            if m.get("type") == "compression":
+                return 0
+            if m.get("type") == "gemini" and isinstance(tokens, dict):
+                return int(tokens.get("input") or 0)
+        return 0
+
+    rng = random.Random(7)
+    rec = store(tmp_path).create("s1", tmp_path)
+    ids: list[str] = []
+    for step in range(400):
+        roll = rng.random()
+        if roll < 0.1 and ids:  # an update of any earlier message
+            target = rng.choice(ids)
+            tokens = {"input": rng.randint(1, 999)} if rng.random() < 0.5 else None
+            rec.record_message({"id": target, "type": "gemini", "tokens": tokens})
+        elif roll < 0.14 and len(ids) > 3:
+            dropped = rec.rewind_to(rng.choice(ids[1:]))
+            ids = ids[: len(ids) - len(dropped)]
+        else:
+            kind = rng.choice(["user", "gemini", "gemini", "compression", "info"])
+            message: dict[str, object] = {"id": f"m{step}", "type": kind}
+            if kind == "gemini" and rng.random() < 0.7:
+                message["tokens"] = {"input": step}
+            rec.record_message(message)
+            ids.append(f"m{step}")
+        assert rec.last_input_tokens() == walked(rec.messages), step
+    rec.close()
+    opened = store(tmp_path).open("s1")
+    assert opened is not None
+    reopened = opened[0]
+    assert reopened.last_input_tokens() == walked(reopened.messages)
+    reopened.close()
