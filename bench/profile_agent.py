@@ -131,9 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "process (default prompt)",
     )
     parser.add_argument("--count", type=int, default=10, help="rounds inside the window")
-    parser.add_argument(
-        "--after", type=int, default=0, help="unprofiled prompts before the window"
-    )
+    parser.add_argument("--after", type=int, default=0, help="unprofiled prompts before the window")
     parser.add_argument(
         "--api",
         action="store_true",

@@ -975,7 +975,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     out = sys.stdout
     out.write(
-        f"adk-acp benchmarks — medians; baseline = bench/echo_agent.py, same run "
+        f"adk-acp benchmarks — medians; baseline = bench/echo_agent.py (or the peer a "
+        f"table names), same run "
         f"(python {env_before['python']}, {env_before['cpus']} cpus, "
         f"load {env_before['loadavg'][0]:.2f} → {env_before['loadavg_after'][0]:.2f}, "
         f"{elapsed:.0f} s)\n\n"

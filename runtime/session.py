@@ -353,6 +353,10 @@ class AgentSession:
         try:
             await self.runner.close()
         finally:
+            # What ADK's scans keep for this session's events goes with it.
+            await self.session_service.delete_session(
+                app_name=APP_NAME, user_id=USER_ID, session_id=self.id
+            )
             if self.mcp is not None:
                 await self.mcp.servers.close()
             if self.spec.recording is not None:

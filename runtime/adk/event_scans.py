@@ -83,6 +83,10 @@ class _PerList:
     def forget(self, events: list[Event], key: Any = None) -> None:
         self._lists.pop((id(events), key), None)
 
+    def forget_list(self, events: list[Event]) -> None:
+        for slot in [s for s, p in self._lists.items() if p.events is events]:
+            del self._lists[slot]
+
 
 # ---------------------------------------------------------------- _apply_rewinds
 
@@ -288,6 +292,13 @@ def get_events(
         progress.state.append(event)
     _filtered.done(progress)
     return list(progress.state)
+
+
+def forget_events(events: list[Event]) -> None:
+    """Drop what the scans keep for `events` (a session closed, or its list refilled):
+    they hold its events, which must not outlive the session."""
+    for per_list in (_live, _scopes, _delegations, _filtered, _first_of_invocation):
+        per_list.forget_list(events)
 
 
 # ---------------------------------------------------------------- installing

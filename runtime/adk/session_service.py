@@ -23,6 +23,8 @@ from google.adk.sessions.base_session_service import (
 )
 from google.adk.sessions.session import Session
 
+from runtime.adk.event_scans import forget_events
+
 
 class GcliSessionService(BaseSessionService):
     """Authoritative live sessions; `get_session` returns the live object."""
@@ -100,7 +102,9 @@ class GcliSessionService(BaseSessionService):
         return self._versions.get(session_id, 0)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        self._live.pop((app_name, user_id, session_id), None)
+        session = self._live.pop((app_name, user_id, session_id), None)
+        if session is not None:
+            forget_events(session.events)
 
     async def append_event(self, session: Session, event: Event) -> Event:
         event = await super().append_event(session, event)
@@ -116,6 +120,7 @@ class GcliSessionService(BaseSessionService):
         listener, self.on_append = self.on_append, None
         self._versions[session.id] = self._versions.get(session.id, 0) + 1
         try:
+            forget_events(session.events)
             session.events.clear()
             for event in events:
                 await self.append_event(session, event)

@@ -167,3 +167,31 @@ def test_filtered_views_equal_adks_own() -> None:
                 mine = wrapper(context, current_invocation=flags[0], current_branch=flags[1])
                 theirs = original(context, current_invocation=flags[0], current_branch=flags[1])
                 assert [e.id for e in mine] == [e.id for e in theirs], (i, branch_of_context, flags)
+
+
+async def test_a_closed_or_refilled_session_leaves_nothing_behind() -> None:
+    from google.adk.sessions.session import Session
+
+    from runtime.adk.session_service import GcliSessionService
+
+    event_scans.install()
+    service = GcliSessionService()
+    session = await service.create_session(app_name="a", user_id="u", session_id="s")
+    assert isinstance(session, Session)
+    for i in range(3):
+        await service.append_event(
+            session,
+            Event(author="user", invocation_id=f"i{i}", content=types.Content(role="user")),
+        )
+    events = session.events
+    _rewind_events._apply_rewinds(events)
+
+    def kept() -> int:
+        return sum(p.events is events for p in event_scans._live._lists.values())
+
+    assert kept() == 1
+    await service.replace_events(session, [])
+    assert kept() == 0
+    _rewind_events._apply_rewinds(events)
+    await service.delete_session(app_name="a", user_id="u", session_id="s")
+    assert kept() == 0
