@@ -20,6 +20,7 @@ from typing import Any
 from bench.run import ROOT, Metric, Sandbox
 
 WINDOW = 10
+ANSWER = "an answer, a few words long"
 MARKS = (10, 100, 500)
 
 
@@ -80,28 +81,21 @@ def over_http(box: Sandbox, n: int) -> list[float]:
     from runtime.config import AuthConfig
     from runtime.models.genai_generator import GenaiContentGenerator
 
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.fakes.gemini_server",
-            "--default-text",
-            "an answer, a few words long",
-        ],
+    with subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.gemini_server", "--default-text", ANSWER],
         stdout=subprocess.PIPE,
         text=True,
         cwd=str(ROOT),
-    )
-    try:
-        assert server.stdout is not None
-        base_url = server.stdout.readline().strip()
-        if not base_url:
-            raise RuntimeError("the fake Gemini server did not start")
-        auth = AuthConfig(kind="api_key", api_key="bench", base_url=base_url)
-        return asyncio.run(_turns(box, n, GenaiContentGenerator(auth)))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    ) as server:
+        try:
+            assert server.stdout is not None
+            base_url = server.stdout.readline().strip()
+            if not base_url:
+                raise RuntimeError("the fake Gemini server did not start")
+            auth = AuthConfig(kind="api_key", api_key="bench", base_url=base_url)
+            return asyncio.run(_turns(box, n, GenaiContentGenerator(auth)))
+        finally:
+            server.terminate()
 
 
 def windows(times: list[float], marks: tuple[int, ...] = MARKS) -> dict[int, float]:
