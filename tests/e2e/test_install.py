@@ -52,6 +52,10 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
         timeout=900,
         stdin=subprocess.DEVNULL,
     )
+    # Bytecode compiled at install, so a first start does not compile it.
+    (site,) = env_dir.glob("lib/python3*/site-packages")
+    for package in ("acp_server", "runtime", "runtime/adk"):
+        assert list((site / package / "__pycache__").glob("*.pyc")), package
     agent = env_dir / "bin" / "adk-acp"
     clean = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     version = subprocess.run(

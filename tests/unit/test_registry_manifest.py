@@ -54,6 +54,10 @@ def test_uvx_distribution_names_this_package_at_this_version() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert uvx["package"] == f"{project['name']}=={__version__}"
     assert all(isinstance(a, str) for a in uvx.get("args", []))
+    env = uvx.get("env", {})
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+    # uvx compiles the bytecode as it installs: the first start does not compile it.
+    assert env.get("UV_COMPILE_BYTECODE") == "1"
     assert entry["license"] == project["license"]["text"]
     assert entry["repository"] == project["urls"]["Repository"]
     assert str(entry["repository"]).startswith("https://")
