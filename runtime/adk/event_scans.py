@@ -3,15 +3,16 @@
 On every step of a turn, google-adk 2.13 walks the whole session's events several
 times: `_apply_rewinds` (which events survive a rewind; ~7 calls per short turn,
 some inside the two below), `runners._find_active_task_scope` (a paused task agent
-awaiting the user) `_llm_agent_wrapper._find_unresolved_task_delegations` (a
-task delegation without its answer) and `InvocationContext._get_events` (the events of
-this invocation and branch). Each is linear in the history, so together
-they made a long session's turns slower (measured at 300 turns: the largest part of
-what grew per prompt).
+awaiting the user), `_llm_agent_wrapper._find_unresolved_task_delegations` (a task
+delegation without its answer) and `InvocationContext._get_events` (the events of this
+invocation and branch). Each is linear in the history, so together they made a long
+session's turns slower (measured at 300 turns: the largest part of what grew per
+prompt).
 
 Session event lists only grow at the end between rebuilds (GcliSessionService
-appends; a rebuild installs a new list), so each scan keeps its state per list
-and reads only the events added since its last call. What it keeps is checked
+appends; a rebuild refills the list with new events and calls `forget_events`, as
+does closing the session), so each scan keeps its state per list and reads only the
+events added since its last call. What it keeps is checked
 against the list (the same list object, no shorter, the same event at the old end)
 and dropped otherwise. A list holding any rewind event goes to ADK's own functions
 every time, as does anything not a plain list. `tests/runtime/test_event_scans.py`
