@@ -273,7 +273,10 @@ async def test_a_killed_agent_takes_its_commands_with_it(
     )
     agent.client.start_prompt(agent.session_id, "run it")
     await wait_until(marker.exists, 20, "the command to start")
-    sleepers = _processes_running("sleep 300")
+    # The command's own processes only: its shell (named by the marker) and whatever
+    # runs in that shell's process group (not any other "sleep 300" on the machine).
+    groups = {_pgid(pid) for pid in _processes_running(str(marker))} - {None}
+    sleepers = [pid for pid in _processes_running("sleep 300") if _pgid(pid) in groups]
     assert sleepers
     process = agent.client.process
     assert process is not None
@@ -323,6 +326,13 @@ def _processes_running(needle: str) -> list[int]:
         if needle in cmdline:
             found.append(int(entry.name))
     return found
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
 
 
 def _alive(pid: int) -> bool:
