@@ -149,18 +149,28 @@ def test_nothing_but_acp_reaches_stdout(tmp_path: Path) -> None:
             "params": {"cwd": str(tmp_path), "mcpServers": []},
         }
     ).encode()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    assert process.stdin is not None
-    process.stdin.write(INITIALIZE + new + b"\n")
-    process.stdin.flush()
-    time.sleep(3)
-    out, err = process.communicate(timeout=30)
+    log = tmp_path / "stderr.log"
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=env,
+        )
+        assert process.stdin is not None
+        process.stdin.write(INITIALIZE + new + b"\n")
+        process.stdin.flush()
+        # pygls loads on a thread after `initialize`: wait for its import and the later
+        # writes (however slow the machine), then end the session.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            seen = log.read_bytes()
+            if b"C-level write to fd 1" in seen and b"another C-level write" in seen:
+                break
+            time.sleep(0.1)
+        out, _ = process.communicate(timeout=30)
+    err = log.read_bytes()
     lines = out.splitlines()
     assert lines, err
     for line in lines:
