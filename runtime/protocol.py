@@ -297,4 +297,6 @@ class AgentProtocol(abc.ABC):
 
     @property
     @abc.abstractmethod
-    def events(self) -> tuple[AgentEvent, ...]: ...
+    def events(self) -> tuple[AgentEvent, ...]:
+        """The session's recent events, oldest first (an implementation may keep only
+        the newest few thousand; subscribers see every one as it happens)."""

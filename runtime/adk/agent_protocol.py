@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,8 @@ from runtime.protocol import (
 )
 
 logger = logging.getLogger(__name__)
+
+EVENT_LOG_LIMIT = 4096  # events kept for `AgentProtocol.events`
 
 ABORT_GRACE_S = 0.25
 
@@ -149,7 +152,9 @@ class AdkAgentProtocol(AgentProtocol):
             max_llm_calls=max_llm_calls,
             telemetry=quiet_telemetry(),
         )
-        self._events: list[AgentEvent] = []
+        # The recent events (AgentProtocol.events), newest last: bounded, since a
+        # session that streams for hours would otherwise keep every chunk it sent.
+        self._events: deque[AgentEvent] = deque(maxlen=EVENT_LOG_LIMIT)
         self._subscribers: list[Subscriber] = []
         self._task: asyncio.Task[None] | None = None
         self._abort: asyncio.Event | None = None

@@ -167,3 +167,38 @@ async def test_an_update_changes_the_session_and_is_confirmed(tmp_path: Path) ->
         assert update.config == {"mode": "plan"}
     finally:
         await session.close()
+
+
+async def test_the_protocols_event_log_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`events` keeps the newest events only: a session streaming for hours must not
+    keep every chunk; subscribers still see each one."""
+    from runtime.adk import agent_protocol
+
+    monkeypatch.setattr(agent_protocol, "EVENT_LOG_LIMIT", 12)
+    chunks = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": f"w{i} "}]}}]}
+        for i in range(30)
+    ]
+    chunks[-1]["candidates"][0]["finishReason"] = "STOP"
+    script = [{"method": "generateContentStream", "response": chunks}] * 3
+    config = RuntimeConfig(
+        workspace=tmp_path, model="gemini-2.5-pro", settings={}, limits=Limits(), home=tmp_path
+    )
+    session = await create_session(
+        SessionSpec(
+            config=config, auth=None, host=HeadlessHost(), generator=FakeContentGenerator(script)
+        )
+    )
+    seen: list[object] = []
+    session.subscribe(seen.append)
+    try:
+        for i in range(3):
+            await session.send(MessageSend(content=(TextPart(text=f"stream {i}"),)))
+            await session.protocol.wait()
+        assert len(session.events) == 12
+        assert len(seen) > 12
+        assert list(session.events) == seen[-12:]
+    finally:
+        await session.close()
