@@ -157,7 +157,7 @@ async def test_a_prompt_sent_during_a_turn_steers_it_and_is_never_lost(
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR, files={"a.txt": "alpha\n"})
     client = agent.client
     first = client.start_prompt(agent.session_id, "read a.txt")
-    await hang.wait_reached_async(10)
+    await hang.wait_reached_async()
     second = client.start_prompt(agent.session_id, "also check b.txt later")
     await asyncio.sleep(0.3)
     hang.release()
@@ -177,7 +177,7 @@ async def test_a_prompt_sent_during_a_turn_steers_it_and_is_never_lost(
         text_response(["thinking ", "done"]).hang_after(1, hang2), text_response("second turn")
     )
     first = client.start_prompt(agent.session_id, "one more")
-    await hang2.wait_reached_async(10)
+    await hang2.wait_reached_async()
     second = client.start_prompt(agent.session_id, "and this")
     await asyncio.sleep(0.3)
     hang2.release()

@@ -156,7 +156,7 @@ async def test_a_kill_mid_turn_loses_only_the_message_in_flight_and_a_torn_line_
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
     assert await agent.prompt("one") == {"stopReason": "end_turn"}
     pending = agent.client.start_prompt(agent.session_id, "two")
-    await hang.wait_reached_async(10)
+    await hang.wait_reached_async()
     await kill_9(agent.client)
     hang.release()
     del pending
@@ -420,7 +420,7 @@ async def test_a_cancelled_answer_is_replayed_as_seen_but_not_sent_back_to_the_m
     fake_gemini.add(text_response(["Half an ", "answer"]).hang_after(1, hang))
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
     pending = agent.client.start_prompt(agent.session_id, "tell me")
-    await hang.wait_reached_async(10)
+    await hang.wait_reached_async()
     await agent.client.wait_for_update(
         lambda u: u["sessionUpdate"] == "agent_message_chunk", session_id=agent.session_id
     )

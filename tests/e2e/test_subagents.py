@@ -114,7 +114,7 @@ async def test_cancel_during_a_subagent(
     )
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
     pending = agent.client.start_prompt(agent.session_id, "go")
-    await hang.wait_reached_async(20)
+    await hang.wait_reached_async()
     await agent.client.cancel(agent.session_id)
     assert await pending.result(20) == {"stopReason": "cancelled"}
     hang.release()

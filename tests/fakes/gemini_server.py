@@ -123,11 +123,14 @@ class HangPoint:
     def release(self) -> None:
         self.released.set()
 
-    def wait_reached(self, timeout: float = 5.0) -> bool:
+    # A deadline, not a pause: the first prompt of a fresh agent process waits for the
+    # engine's imports (`session/new` is answered before them), seconds on a loaded
+    # 2-core machine.
+    def wait_reached(self, timeout: float = 30.0) -> bool:
         """Block until a request reaches this point; False on timeout."""
         return self.reached.wait(timeout)
 
-    async def wait_reached_async(self, timeout: float = 5.0) -> None:
+    async def wait_reached_async(self, timeout: float = 30.0) -> None:
         """Wait (without blocking the loop) until a request reaches this point."""
         await _poll(self.reached.is_set, timeout, "no request reached the hang point")
 
