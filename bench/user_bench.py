@@ -33,7 +33,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from bench.client import AgentProcess, Turn
 from bench.run import (
@@ -45,28 +44,13 @@ from bench.run import (
     one_shot,
     settle,
 )
+from bench.tools_bench import _call, _line
 
 GEMINI_CLI = "@google/gemini-cli"
 GEMINI_CLI_VERSION = "0.61.0"
 LONG_SESSION = 100
 WARM_PROMPTS = 5
 EDITED_FILE = "notes.txt"
-
-
-def _line(*parts: dict[str, Any]) -> str:
-    candidate = {
-        "content": {"role": "model", "parts": list(parts)},
-        "finishReason": "STOP",
-        "index": 0,
-    }
-    return (
-        json.dumps({"method": "generateContentStream", "response": [{"candidates": [candidate]}]})
-        + "\n"
-    )
-
-
-def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"functionCall": {"name": name, "args": args}}
 
 
 def read_script() -> str:

@@ -76,6 +76,18 @@ class _PerList:
             self._lists.move_to_end(slot)
         return found
 
+    def unread(self, events: Any, key: Any = None) -> tuple[_Progress, list[Event]] | None:
+        """The progress on `events` and the events added since; None when the scan must
+        go to ADK (not a plain list, or a rewind among them)."""
+        if type(events) is not list:
+            return None
+        progress = self.progress(events, key)
+        new = events[progress.count :]
+        if any(_rewinds(e) for e in new):
+            self.forget(events, key)
+            return None
+        return progress, new
+
     def done(self, progress: _Progress) -> None:
         events = progress.events
         progress.count = len(events)
@@ -97,13 +109,10 @@ _live = _PerList(list)
 def apply_rewinds(
     original: Callable[[list[Event]], list[Event]], events: list[Event]
 ) -> list[Event]:
-    if type(events) is not list:
+    found = _live.unread(events)
+    if found is None:
         return original(events)
-    progress = _live.progress(events)
-    new = events[progress.count :]
-    if any(_rewinds(e) for e in new):
-        _live.forget(events)
-        return original(events)
+    progress, new = found
     progress.state += new
     _live.done(progress)
     return list(progress.state)  # callers own what they get
@@ -131,14 +140,10 @@ def find_active_task_scope(
     )
     from google.adk.events._abort_events import _is_abort_event
 
-    events = session.events
-    if type(events) is not list:
+    found = _scopes.unread(session.events)
+    if found is None:
         return original(session)
-    progress = _scopes.progress(events)
-    new = events[progress.count :]
-    if any(_rewinds(e) for e in new):
-        _scopes.forget(events)
-        return original(session)
+    progress, new = found
     state: _Scopes = progress.state
     for event in new:
         if _is_abort_event(event):
@@ -191,15 +196,10 @@ def find_unresolved_task_delegations(
 ) -> list[types.FunctionCall]:
     from google.adk.tools.agent_tool import _TaskAgentTool
 
-    events = session.events
-    if type(events) is not list:
+    unread = _delegations.unread(session.events, (owner, isolation_scope))
+    if unread is None:
         return original(session, owner, tools_dict, isolation_scope)
-    key = (owner, isolation_scope)
-    progress = _delegations.progress(events, key)
-    new = events[progress.count :]
-    if any(_rewinds(e) for e in new):
-        _delegations.forget(events, key)
-        return original(session, owner, tools_dict, isolation_scope)
+    progress, new = unread
     state: _Delegations = progress.state
     for event in new:
         if event.author != owner and event.author != "user":
