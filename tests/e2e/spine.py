@@ -114,22 +114,6 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def group_members(pgid: int) -> list[int]:
-    """Every live (non-zombie) process whose process group is `pgid`."""
-    members: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            members.append(int(entry))
-    return members
-
-
 def request_texts(fake: FakeGeminiServer) -> list[str]:
     """All text parts of every generate request the fake server got, one string each."""
     out = []

@@ -30,6 +30,7 @@ INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol
 KEY = "AIzaSyDtestkeyforthelogintest0123456789"
 
 
+@pytest.mark.timeout(1500)  # a build and a pip install: minutes on a busy machine
 def test_the_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     out = tmp_path / "dist"
     subprocess.run(

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.acp_client import AcpError, AcpTestClient
-from tests.e2e.spine import MakeAgent, children_of, dirs, group_members, start_agent, start_session
+from tests.e2e.spine import MakeAgent, children_of, dirs, start_agent, start_session
+from tests.e2e.tools_harness import wait_group_gone
 from tests.fakes.gemini_server import (
     FakeGeminiServer,
     HangPoint,
@@ -165,8 +166,8 @@ async def test_stdin_eof_exits_at_once_after_a_turn(
     pid = client.process.pid
     elapsed = await _exit_time(client)
     assert client.process.returncode == 0
-    assert elapsed < 1.0, f"exit took {elapsed:.2f}s"
-    assert group_members(pid) == []
+    assert elapsed < 3.0, f"exit took {elapsed:.2f}s"  # not the 30 s of what it waited on
+    await wait_group_gone(pid)
     assert await client.close() == 0
 
 
@@ -197,11 +198,11 @@ async def test_stdin_eof_during_a_turn_kills_its_command(
 
     elapsed = await _exit_time(client)
     assert client.process.returncode == 0
-    assert elapsed < 1.0, f"exit took {elapsed:.2f}s"
+    assert elapsed < 3.0, f"exit took {elapsed:.2f}s"  # not the 30 s of what it waited on
     await asyncio.sleep(0.1)
     alive = [k for k in kids if os.path.exists(f"/proc/{k}") and _state(k) != "Z"]
     assert alive == [], f"left behind: {alive}"
-    assert group_members(pid) == []
+    await wait_group_gone(pid)
     await client.close(check=False)
 
 

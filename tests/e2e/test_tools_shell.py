@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from runtime.tools.io.process_group import live_group_members
 from tests.e2e.tools_harness import (
     CAPS,
     MakeAgent,
     function_responses,
-    group_members,
     response_text,
     start_agent,
     uses_editor,
+    wait_group_gone,
     wait_until,
 )
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
@@ -110,7 +111,7 @@ async def test_cancel_stops_a_long_command_and_leaves_no_process(
             timeout=20,
         )
         pgid = int(pid_file.read_text())
-    assert group_members(pgid)  # the command runs
+    assert live_group_members(pgid)  # the command runs
 
     started = time.monotonic()
     await agent.client.cancel(agent.session_id)
@@ -120,9 +121,7 @@ async def test_cancel_stops_a_long_command_and_leaves_no_process(
     if uses_editor(caps):
         methods = [method for method, _ in agent.client.terminals.calls]
         assert "kill" in methods and methods[-1] == "release"
-        await wait_until(lambda: not group_members(pgid), 5, "the editor terminal's processes end")
-    else:
-        assert group_members(pgid) == []
+    await wait_group_gone(pgid)
     (call,) = agent.tool_calls()
     assert agent.final(call["toolCallId"])["status"] == "failed"
     assert len(fake_gemini.generate_requests) == 1

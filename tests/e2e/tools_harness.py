@@ -11,7 +11,6 @@ checked. `CAPS` parametrizes a test over a client that advertises `fs` and
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from runtime.tools.io.process_group import live_group_members
 from tests.e2e.acp_client import AGENT_COMMAND, CLEARED_ENV, AcpTestClient, JsonObject
 from tests.fakes.gemini_server import FakeGeminiServer, RecordedRequest
 
@@ -141,22 +141,12 @@ def diff_of(update: JsonObject) -> JsonObject:
     return diffs[0]
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live (not zombie) processes whose process group is `pgid`, from /proc."""
-    members: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        state, pgrp = fields[0], int(fields[2])
-        if pgrp == pgid and state not in ("Z", "X"):
-            members.append(int(entry))
-    return members
+async def wait_group_gone(pgid: int, timeout: float = 10.0) -> None:
+    """Wait until no live process is left in the group `pgid`.
+
+    A killed process leaves the group only once the kernel has torn it down and its
+    parent has reaped it; on a busy machine that takes a moment after the kill."""
+    await wait_until(lambda: not live_group_members(pgid), timeout, f"process group {pgid} ends")
 
 
 async def wait_until(check: Callable[[], bool], timeout: float = 5.0, what: str = "") -> None:
