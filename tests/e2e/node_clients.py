@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cache_lock import install_lock
+
 SOURCE = Path(__file__).parent / "clients"
 FILES = ("package.json", "package-lock.json", "ts_client.mjs")
 
@@ -52,8 +54,13 @@ def node_clients() -> NodeClients:
         ts_client=root / "ts_client.mjs",
         acpx=root / "node_modules" / "acpx" / "dist" / "cli.js",
     )
-    if (root / ".installed").exists():
-        return clients
+    with install_lock(root):
+        if not (root / ".installed").exists():
+            _install(npm, root)
+    return clients
+
+
+def _install(npm: str, root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
     for name in FILES:
         shutil.copyfile(SOURCE / name, root / name)
@@ -68,4 +75,3 @@ def node_clients() -> NodeClients:
     if done.returncode != 0:
         pytest.fail(f"npm install of the test clients failed:\n{done.stderr[-3000:]}")
     (root / ".installed").write_text("ok\n")
-    return clients
