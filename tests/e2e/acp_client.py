@@ -67,6 +67,8 @@ from pygls.protocol import (
     default_converter,
 )
 
+from tests.e2e.official_schema import TrafficCheck, official_schema
+
 logger = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
@@ -595,8 +597,11 @@ class AcpTestClient(JsonRPCClient):
         | None = None,
         cancel_answers_permissions: bool = True,
         default_timeout: float = 30.0,
+        official_schema_check: bool = True,
     ) -> None:
         super().__init__(converter_factory=_plain_converter)
+        schema_file = official_schema() if official_schema_check else None
+        self.schema_check = TrafficCheck(schema_file) if schema_file is not None else None
         self.permission_policy = permission_policy
         self.elicitation_policy = elicitation_policy
         self.cancel_answers_permissions = cancel_answers_permissions
@@ -832,6 +837,11 @@ class AcpTestClient(JsonRPCClient):
             return
         self.transcript.append(("agent", message))
         next(self._events)
+        if self.schema_check is not None:
+            entry = None if "method" in message else self._pending.get(message["id"])
+            answered = entry[0] if entry is not None else None
+            if problem := self.schema_check.agent_message(message, answered):
+                self._violation(problem)
         if "method" in message:
             if "id" not in message:
                 self.notifications.append(message)
@@ -874,7 +884,10 @@ class AcpTestClient(JsonRPCClient):
             logger.debug("dropping a message to a closed agent: %.200r", data)
             return
         with contextlib.suppress(ValueError):
-            self.transcript.append(("client", json.loads(data)))
+            sent = json.loads(data)
+            self.transcript.append(("client", sent))
+            if self.schema_check is not None and isinstance(sent, dict):
+                self.schema_check.client_message(sent)
         proc.stdin.write(data + b"\n")
 
     def _send(self, message: JsonObject) -> None:
