@@ -231,10 +231,10 @@ async def _start(run: HeadlessRun, host: Host) -> AgentSession:
     from runtime.session import SessionSpec, create_session
 
     home = run.home or Path(run.env.get("HOME") or Path.home())
+    config = resolve_config(run.workspace, run.flags, env=run.env, home=home)
     auth = None
     if run.generator is None:
         auth = resolve_auth(run.env, fake_responses=run.flags.fake_responses)
-    config = resolve_config(run.workspace, run.flags, env=run.env, home=home)
     session_id = uuid.uuid4().hex
     recording = _open_recording(run, session_id, home) if run.record else None
     try:
