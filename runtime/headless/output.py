@@ -37,6 +37,7 @@ from runtime.protocol import (
     ToolResponseEvent,
     ToolUpdateEvent,
     UsageEvent,
+    now_iso,
 )
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -83,7 +84,10 @@ def _first_line(text: str, limit: int = 300) -> str:
 
 
 class RunOutput(abc.ABC):
-    """Where a run's events are shown. `begin` once, `event` per engine event, `end` once."""
+    """Where a run's events are shown. `begin` once, `event` per engine event, `end`
+    once. `event` sorts the events (one exhaustive match) into the hooks a format
+    overrides: `text` (the answer's chunks), `tool_request`, `tool_response`,
+    `warning` (a non-fatal error); notices go to stderr in every format."""
 
     def __init__(self, stdout: IO[str], stderr: IO[str], stats: RunStats) -> None:
         self.stdout = stdout
@@ -99,10 +103,46 @@ class RunOutput(abc.ABC):
             self.note("INFO", str((event.data or {}).get("text", "")))
         if event.thread_id is not None:
             return
-        self.show(event)
+        match event:
+            case MessageEvent(role="agent"):
+                text = _agent_text(event)
+                if text:
+                    self.text(text)
+            case ToolRequestEvent():
+                self.tool_request(event)
+            case ToolResponseEvent():
+                self.tool_response(event)
+            case ErrorEvent(fatal=False):
+                self.warning(strip_escapes(event.message))
+            case (
+                MessageEvent()
+                | ErrorEvent()
+                | AgentStartEvent()
+                | AgentEndEvent()
+                | ToolUpdateEvent()
+                | UsageEvent()
+                | SessionUpdateEvent()
+                | CustomEvent()
+            ):
+                pass
+            case _:
+                assert_never(event)
 
-    @abc.abstractmethod
-    def show(self, event: AgentEvent) -> None: ...
+    def text(self, text: str) -> None:
+        """A chunk of the model's answer (escape sequences removed). Default: not shown."""
+        return None
+
+    def tool_request(self, event: ToolRequestEvent) -> None:
+        """A tool call was requested (before any approval). Default: not shown."""
+        return None
+
+    def tool_response(self, event: ToolResponseEvent) -> None:
+        """A tool call ended (done, failed, denied or cancelled). Default: not shown."""
+        return None
+
+    def warning(self, message: str) -> None:
+        """A non-fatal error: a stop notice, a loop, a hook's block. Default: not shown."""
+        return None
 
     @abc.abstractmethod
     def end(self, error: RunError | None) -> None: ...
@@ -117,6 +157,7 @@ class TextOutput(RunOutput):
     def __init__(self, stdout: IO[str], stderr: IO[str], stats: RunStats) -> None:
         super().__init__(stdout, stderr, stats)
         self._open_line = False  # stdout has text without its final newline
+        self._warned: set[str] = set()
 
     def _newline(self) -> None:
         if self._open_line:
@@ -124,44 +165,31 @@ class TextOutput(RunOutput):
             self.stdout.flush()
             self._open_line = False
 
-    def show(self, event: AgentEvent) -> None:
-        match event:
-            case MessageEvent(role="agent"):
-                text = _agent_text(event)
-                if text:
-                    self.stdout.write(text)
-                    self.stdout.flush()
-                    self._open_line = not text.endswith("\n")
-            case ToolRequestEvent():
-                self._newline()
-            case ToolResponseEvent():
-                self._newline()
-                title = event.display.title if event.display else event.name
-                if event.is_error:
-                    self.stderr.write(f"✗ {title}: {_first_line(_tool_output(event))}\n")
-                else:
-                    self.stderr.write(f"✓ {title}\n")
-                self.stderr.flush()
-            case ErrorEvent(fatal=False):
-                self._newline()
-                self.note("WARNING", event.message)
-            case (
-                MessageEvent()
-                | ErrorEvent()
-                | AgentStartEvent()
-                | AgentEndEvent()
-                | ToolUpdateEvent()
-                | UsageEvent()
-                | SessionUpdateEvent()
-                | CustomEvent()
-            ):
-                pass
-            case _:
-                assert_never(event)
+    def text(self, text: str) -> None:
+        self.stdout.write(text)
+        self.stdout.flush()
+        self._open_line = not text.endswith("\n")
+
+    def tool_request(self, event: ToolRequestEvent) -> None:
+        self._newline()
+
+    def tool_response(self, event: ToolResponseEvent) -> None:
+        self._newline()
+        title = event.display.title if event.display else event.name
+        if event.is_error:
+            self.stderr.write(f"✗ {title}: {_first_line(_tool_output(event))}\n")
+        else:
+            self.stderr.write(f"✓ {title}\n")
+        self.stderr.flush()
+
+    def warning(self, message: str) -> None:
+        self._newline()
+        self._warned.add(message)
+        self.note("WARNING", message)
 
     def end(self, error: RunError | None) -> None:
         self._newline()
-        if error is not None:
+        if error is not None and error.message not in self._warned:
             self.note("ERROR", error.message)
 
 
@@ -171,28 +199,14 @@ class JsonOutput(RunOutput):
         self._response = ""
         self._warnings: list[str] = []
 
-    def show(self, event: AgentEvent) -> None:
-        match event:
-            case MessageEvent(role="agent"):
-                self._response += _agent_text(event)
-            case ToolRequestEvent():
-                self._response = ""  # the answer is what follows the last tool call
-            case ErrorEvent(fatal=False):
-                self._warnings.append(strip_escapes(event.message))
-            case (
-                MessageEvent()
-                | ErrorEvent()
-                | AgentStartEvent()
-                | AgentEndEvent()
-                | ToolUpdateEvent()
-                | ToolResponseEvent()
-                | UsageEvent()
-                | SessionUpdateEvent()
-                | CustomEvent()
-            ):
-                pass
-            case _:
-                assert_never(event)
+    def text(self, text: str) -> None:
+        self._response += text
+
+    def tool_request(self, event: ToolRequestEvent) -> None:
+        self._response = ""  # the answer is what follows the last tool call
+
+    def warning(self, message: str) -> None:
+        self._warnings.append(message)
 
     def end(self, error: RunError | None) -> None:
         body: dict[str, Any] = {}
@@ -210,8 +224,6 @@ class JsonOutput(RunOutput):
 
 class StreamJsonOutput(RunOutput):
     def _emit(self, kind: str, **fields: Any) -> None:
-        from runtime.protocol import now_iso
-
         line = {"type": kind, "timestamp": now_iso(), **fields}
         self.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
         self.stdout.flush()
@@ -221,38 +233,15 @@ class StreamJsonOutput(RunOutput):
         self._emit("init", session_id=session_id, model=model)
         self._emit("message", role="user", content=prompt)
 
-    def show(self, event: AgentEvent) -> None:
-        match event:
-            case MessageEvent(role="agent"):
-                text = _agent_text(event)
-                if text:
-                    self._emit("message", role="assistant", content=text, delta=True)
-            case ToolRequestEvent():
-                self._emit(
-                    "tool_use",
-                    tool_name=event.name,
-                    tool_id=event.request_id,
-                    parameters=event.args,
-                )
-            case ToolResponseEvent():
-                self._tool_result(event)
-            case ErrorEvent(fatal=False):
-                self._emit("error", severity="warning", message=strip_escapes(event.message))
-            case (
-                MessageEvent()
-                | ErrorEvent()
-                | AgentStartEvent()
-                | AgentEndEvent()
-                | ToolUpdateEvent()
-                | UsageEvent()
-                | SessionUpdateEvent()
-                | CustomEvent()
-            ):
-                pass
-            case _:
-                assert_never(event)
+    def text(self, text: str) -> None:
+        self._emit("message", role="assistant", content=text, delta=True)
 
-    def _tool_result(self, event: ToolResponseEvent) -> None:
+    def tool_request(self, event: ToolRequestEvent) -> None:
+        self._emit(
+            "tool_use", tool_name=event.name, tool_id=event.request_id, parameters=event.args
+        )
+
+    def tool_response(self, event: ToolResponseEvent) -> None:
         output = _tool_output(event)
         if not event.is_error:
             self._emit("tool_result", tool_id=event.request_id, status="success", output=output)
@@ -265,6 +254,9 @@ class StreamJsonOutput(RunOutput):
             status="error",
             error={"type": kind, "message": output},
         )
+
+    def warning(self, message: str) -> None:
+        self._emit("error", severity="warning", message=message)
 
     def end(self, error: RunError | None) -> None:
         fields: dict[str, Any] = {"status": "error" if error else "success"}
