@@ -175,9 +175,10 @@ class TextOutput(RunOutput):
 
     def tool_response(self, event: ToolResponseEvent) -> None:
         self._newline()
-        title = event.display.title if event.display else event.name
+        title = strip_escapes(event.display.title if event.display else event.name)
         if event.is_error:
-            self.stderr.write(f"✗ {title}: {_first_line(_tool_output(event))}\n")
+            why = strip_escapes(_first_line(_tool_output(event)))
+            self.stderr.write(f"✗ {title}: {why}\n")
         else:
             self.stderr.write(f"✓ {title}\n")
         self.stderr.flush()

@@ -6,7 +6,8 @@ session, `n` reject) or the option's number. Answers come from an `Answers` sour
 `TtyAnswers` reads lines from stdin when it is a terminal; `AutoAnswers` answers
 every question itself and says so (the demo run without a terminal). Files and
 commands stay local (the Host's defaults: no editor fs, no editor terminal), and a
-model fallback is not offered (the default choice, stop).
+model fallback is not offered (the default choice, stop). What the model wrote (a
+title, a diff, a command) reaches the terminal without escape sequences.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Literal
 
+from runtime.headless.output import strip_escapes
 from runtime.host import Host, PermissionOption, PermissionOutcome, PermissionRequest
 from runtime.protocol import DisplayDiff, DisplayTerminal, DisplayText
 
@@ -159,7 +161,7 @@ class TerminalHost(Host):
         self._on_decision = on_decision
 
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
-        self._out.write(describe(request, self._workspace))
+        self._out.write(strip_escapes(describe(request, self._workspace)))
         while True:
             self._out.write(options_line(request.options))
             self._out.flush()

@@ -232,6 +232,15 @@ def test_the_question_shows_the_diff_relative_to_the_workspace() -> None:
     assert command.endswith("$ ls -l\n")
 
 
+async def test_the_question_reaches_the_terminal_without_escape_sequences() -> None:
+    out = io.StringIO()
+    hostile = _request(
+        kind="execute", title="Run \x1b]0;pwned\x07x", raw_input={"command": "a\x1b[2Jb"}
+    )
+    await TerminalHost(AutoAnswers("n", out, "test"), out).request_permission(hostile)
+    assert "\x1b" not in out.getvalue() and "$ ab" in out.getvalue()
+
+
 @pytest.mark.parametrize(
     ("reply", "option", "decision"), [("y", "proceed_once", "accept"), ("n", "cancel", "reject")]
 )
