@@ -85,9 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--log-level",
-        default="INFO",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="log level (default INFO)",
+        help="log level (default INFO; WARNING with -p and --demo)",
     )
     parser.add_argument(
         "--trace-file",
@@ -100,6 +99,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--login",
         action="store_true",
         help="ask for a Gemini API key in the terminal and save it for later sessions, then exit",
+    )
+    headless = parser.add_argument_group("headless (in a terminal, instead of serving an editor)")
+    headless.add_argument(
+        "-p",
+        "--prompt",
+        metavar="TEXT",
+        help="run one prompt in the current directory, print the answer and exit "
+        "(text piped on stdin comes first); calls that need approval are asked on the "
+        "terminal, or denied when stdin is not one",
+    )
+    headless.add_argument(
+        "-o",
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        help="with -p: the answer as text (default), one JSON object, or JSON lines as it happens",
+    )
+    headless.add_argument(
+        "--demo",
+        action="store_true",
+        help="watch the agent work with no key and no network: a scripted model reads a file, "
+        "proposes an edit (diff), asks, and edits it in a temporary workspace",
     )
     parser.add_argument("--experimental-acp", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--version", action="version", version=f"adk-acp {__version__}")
@@ -122,8 +142,10 @@ def _setup_logging(args: argparse.Namespace) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
+    headless = args.prompt is not None or args.demo
+    level = args.log_level or ("WARNING" if headless else "INFO")
     for name in ("acp_server", "runtime"):
-        logging.getLogger(name).setLevel(args.log_level)
+        logging.getLogger(name).setLevel(level)
     # pygls logs every handler error with a traceback; ours are logged where they arise.
     logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
     # ADK logs a traceback for every failed model call; the engine reports it once itself.
@@ -218,6 +240,47 @@ def _login() -> int:
     return 0
 
 
+_HEADLESS_LONG = ("--prompt", "--demo", "--output-format")
+
+
+def _wants_headless(argv: list[str]) -> bool:
+    """`-p`, `--prompt`, `--demo` or `--output-format` (or an abbreviation) before `--`."""
+    for arg in argv:
+        if arg == "--":
+            return False
+        name = arg.split("=", 1)[0]
+        if arg.startswith("-p") or arg.startswith("-o"):
+            return True
+        if len(name) > 2 and any(option.startswith(name) for option in _HEADLESS_LONG):
+            return True
+    return False
+
+
+def _headless(argv: list[str]) -> NoReturn:
+    """`-p` / `--demo`: one run in the terminal (`runtime.headless`), then exit with its code."""
+    import io
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.demo and args.prompt is not None:
+        parser.error("--demo runs its own prompt; leave out -p")
+    if args.prompt is None and not args.demo:
+        parser.error("--output-format goes with -p/--prompt")
+    _setup_logging(args)
+    from runtime.headless import main as run_headless
+
+    stdout = io.TextIOWrapper(_claim_stdout(), encoding="utf-8", write_through=True)
+    code = run_headless(
+        prompt=args.prompt,
+        demo=args.demo,
+        output_format=args.output_format or "text",
+        flags=_flags(args),
+        stdout=stdout,
+    )
+    stdout.flush()
+    _exit_now(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--login" in argv:
@@ -227,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     use_httpx_for_genai()
     if any(flag in argv for flag in _EXITING_FLAGS):
         build_parser().parse_args(argv)  # prints and exits
+    if _wants_headless(argv):
+        _headless(argv)
     output = Output(_claim_stdout())
     stdin = sys.stdin.buffer
 

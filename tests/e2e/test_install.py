@@ -3,7 +3,7 @@ registry asks for, and a stdout that carries nothing but ACP whatever else write
 
 The install test builds the sdist and the wheel (`python -m build`), installs the
 wheel (never editable) into a fresh virtual environment and runs `adk-acp` from
-there: `--version` and an `initialize` round trip.
+there: `--version`, an `initialize` round trip and `--demo`.
 """
 
 from __future__ import annotations
@@ -77,6 +77,18 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     result = json.loads(line)["result"]
     assert result["agentInfo"]["version"] == __version__
     assert result["authMethods"]
+    # the README's first command ends with the demo: no key, no network, from the wheel
+    demo = subprocess.run(
+        [str(agent), "--demo"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=clean,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert demo.returncode == 0, demo.stderr
+    assert "✓ Edit hello.py" in demo.stderr and "Hello, Ada!" in demo.stdout
 
 
 async def test_login_saves_the_key_owner_only_and_later_sessions_use_it(
