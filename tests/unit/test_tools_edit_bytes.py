@@ -53,6 +53,8 @@ REPLACE_TABLE = [
     ("latin-1", b"\x81 ctl\ncaf\xe9 = 1\n", "= 1", "= 2 \u00e9", b"\x81 ctl\ncaf\xe9 = 2 \xe9\n"),
     ("cp1252", b"\x93hi\x94 \x80 caf\xe9\n", "hi", "h\u00e9 \u2014 ok",
      b"\x93h\xe9 \x97 ok\x94 \x80 caf\xe9\n"),
+    ("cp1252, a pair that looks UTF-8", b"CAF\xc9\x94 caf\xe9 na\xefve 1\n", "1", "2",
+     b"CAF\xc9\x94 caf\xe9 na\xefve 2\n"),
     ("utf-8", "naïve → 1\n".encode(), "1", "2 ✓", "naïve → 2 ✓\n".encode()),
     ("utf-8 BOM", BOM8 + "é\nx = 1\n".encode(), "x = 1", "x = 2", BOM8 + "é\nx = 2\n".encode()),
     ("utf-16 LE", utf16("a\r\nb = 1\r\n", "le"), "b = 1", "b = 2\nc = 3",

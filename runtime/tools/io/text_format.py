@@ -98,11 +98,16 @@ def decode_exact(data: bytes) -> tuple[str, TextFormat]:
         return data.decode(_LATIN1.codec), _LATIN1
 
 
+_ASCII = bytes(range(0x80))
+_BELOW_LEAD = bytes(range(0xC0))
+
+
 def _mostly_utf8(data: bytes) -> bool:
-    """True when valid UTF-8 multi-byte characters outnumber the stray bytes."""
-    text = data.decode("utf-8", errors="surrogateescape")
-    stray = sum(1 for ch in text if "\udc80" <= ch <= "\udcff")
-    wide = sum(1 for ch in text if ch > "\x7f" and not "\udc80" <= ch <= "\udcff")
+    """True when well-formed UTF-8 multi-byte characters are at least as many as the
+    stray bytes (a UTF-8 file with a few bad bytes, not a legacy 8-bit one)."""
+    well_formed = data.decode("utf-8", errors="ignore").encode("utf-8")
+    stray = len(data.translate(None, _ASCII)) - len(well_formed.translate(None, _ASCII))
+    wide = len(well_formed.translate(None, _BELOW_LEAD))  # one lead byte per character
     return wide >= stray
 
 
