@@ -74,7 +74,8 @@ class ToolEnv:
     on_progress: ProgressCallback | None = None
     preview: tuple[DisplayContent, ...] = ()
     """What `preview` showed the user for this call (set for `execute` only): an edit
-    tool writes from the text its approved diff was made of, without reading again."""
+    tool reads the file again and compares it with the text its approved diff was made
+    of, so a change made while the user decided is kept or the edit fails."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

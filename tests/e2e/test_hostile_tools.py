@@ -84,8 +84,9 @@ async def test_new_file_with_a_client_that_answers_missing_with_internal_error(
 
     assert (agent.workspace / "new.txt").read_text() == "hello\n"
     assert (agent.workspace / "old.txt").read_text() == "two\n"
-    # the missing file was never asked of the editor; the edited one was read once
-    assert agent.client.files.reads == [str(agent.workspace / "old.txt")]
+    # the missing file was never asked of the editor; the edited one was read for its
+    # diff and again at execution (issue 18: a change made while the user decided counts)
+    assert agent.client.files.reads == [str(agent.workspace / "old.txt")] * 2
     assert agent.client.files.writes == [
         str(agent.workspace / "new.txt"),
         str(agent.workspace / "old.txt"),

@@ -81,7 +81,8 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
     assert new_diff["type"] == "diff" and new_diff.get("oldText") is None
     assert (workspace / "new.txt").read_text() == "fresh\n"
     assert (workspace / "a.txt").read_text() == "beta\n"
-    assert report["reads"] == [str(workspace / "a.txt")] * 2  # the read tool, then the edit
+    # the read tool, then the edit's diff, then the edit again at execution (issue 18)
+    assert report["reads"] == [str(workspace / "a.txt")] * 3
     assert report["writes"] == [str(workspace / "new.txt"), str(workspace / "a.txt")]
     assert report["terminalsLeft"] == 0  # the cancelled command was killed
 

@@ -1,40 +1,79 @@
 """`write_file` and `replace`: the two tools that change files.
 
-Both show the user a diff before approval (`preview`) and return the same diff
-in their result's display. Writes go through `FileAccess`, so an editor that
-offers `fs.writeTextFile` sees (and reviews) every write.
+Both show the user a diff before approval (`preview`) and return the diff that
+was applied in their result's display. Writes go through `FileAccess`, so an
+editor that offers `fs.writeTextFile` sees (and reviews) every write.
+
+What an edit keeps (issue 18): the file's encoding and bytes outside the change
+(`FileAccess.read_for_edit` / `write_edit`), its dominant line ending (new lines
+too) and final-newline state (`io.text_format`), its mode; a read-only file, a
+file without an exact decoding, or new text its encoding cannot hold is refused
+at preview, before the user is asked.
+
+At execution the file is read again under the path's writer lock: a `replace`
+applies to the current text when old_string still matches as it did when the
+diff was shown, a `write_file` only when the file is unchanged since then;
+otherwise the call fails with "the file changed since the diff was shown".
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runtime.errors import RuntimeAgentError
-from runtime.protocol import DisplayContent, DisplayDiff, ToolDisplay
+from runtime.errors import RuntimeAgentError, ToolError
+from runtime.protocol import DisplayContent, DisplayDiff, DisplayText, ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.builtin.args import ArgError, bool_arg, required_str, str_arg
 from runtime.tools.builtin.env import files_of, location, resolve, shown
 from runtime.tools.builtin.plan import is_plan_file, plan_entries_from_markdown
 from runtime.tools.builtin.results import CodedToolError, error_from_exception, error_result
+from runtime.tools.io.files import EditableText, writer_lock
+from runtime.tools.io.text_format import (
+    conform,
+    dominant_ending,
+    ends_with_break,
+    keep_final_newline,
+    with_ending,
+)
 
 logger = logging.getLogger(__name__)
 
 
-async def _current_text(env: ToolEnv, path: Path) -> str | None:
-    """The file's text (editor buffer first), None when it does not exist.
+def _shown_before(env: ToolEnv, path: Path) -> tuple[bool, str | None]:
+    """Whether a diff of `path` was shown for this call (set at execution), and the
+    text it was made of (None: the file did not exist)."""
+    for diff in env.preview:
+        if isinstance(diff, DisplayDiff) and diff.path == str(path):
+            return True, diff.before_text
+    return False, None
 
-    At execution, the text the approved diff was made of (one read per edit)."""
-    for shown_diff in env.preview:
-        if isinstance(shown_diff, DisplayDiff) and shown_diff.path == str(path):
-            return shown_diff.before_text
-    try:
-        return await files_of(env).read_text(path)
-    except FileNotFoundError:
-        return None
+
+def _changed(env: ToolEnv, path: Path, detail: str) -> CodedToolError:
+    return CodedToolError(
+        f"Not applied to {shown(env, path)}: the file changed since the diff was shown; "
+        f"read it again. {detail}",
+        "file_changed",
+    )
+
+
+async def _writable_text(env: ToolEnv, path: Path) -> EditableText | None:
+    """The file as an edit starts from it (None: missing); refuses a read-only file."""
+    files = files_of(env)
+    current = await files.read_for_edit(path)
+    if current is not None:
+        await files.check_writable(path)
+    return current
+
+
+def _failure(exc: BaseException) -> ToolResult:
+    """An edit that did not happen: the reason for the model, and shown to the user."""
+    result = error_from_exception(exc)
+    return dataclasses.replace(result, display=(DisplayText(text=result.llm_content),))
 
 
 def _display_path(args: dict[str, Any]) -> str:
@@ -84,15 +123,27 @@ class WriteFileTool(GcliTool):
         title = f"Write {shown(env, raw)}" if raw else "Write file"
         return ToolDisplay(title=title, kind="edit", locations=location(env, raw))
 
+    async def _planned(
+        self, env: ToolEnv, path: Path, content: str
+    ) -> tuple[EditableText | None, str]:
+        """The file now and the text the write leaves (line endings and final newline kept)."""
+        current = await _writable_text(env, path)
+        after = conform(content, current.text if current else None)
+        files_of(env).encoded(path, after, current.format if current else None)
+        return current, after
+
     async def preview(self, args: dict[str, Any], env: ToolEnv) -> tuple[DisplayContent, ...]:
         try:
             path = resolve(env, required_str(args, "file_path"))
             content = required_str(args, "content", allow_empty=True)
-            before = await _current_text(env, path)
+            current, after = await self._planned(env, path, content)
+        except ToolError:
+            raise  # refused (read-only, encoding, binary): nothing to approve
         except (RuntimeAgentError, OSError) as exc:
             logger.debug("no preview for write_file: %s", exc)
             return ()
-        return (DisplayDiff(path=str(path), before_text=before, after_text=content),)
+        before = current.text if current else None
+        return (DisplayDiff(path=str(path), before_text=before, after_text=after),)
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         try:
@@ -107,17 +158,28 @@ class WriteFileTool(GcliTool):
             if plan:  # the agent's own plans folder: written here, not in the editor
                 before = await asyncio.to_thread(_read_local, path)
                 await asyncio.to_thread(_write_local, path, content)
+                after = content
             else:
-                before = await _current_text(env, path)
-                await files.write_text(path, content)
+                async with writer_lock(path):
+                    current, after = await self._planned(env, path, content)
+                    before = current.text if current else None
+                    was_shown, shown_text = _shown_before(env, path)
+                    if was_shown and shown_text != before:
+                        raise _changed(
+                            env,
+                            path,
+                            "Nothing was written: it was edited after this write "
+                            "was previewed, and writing now would lose that change.",
+                        )
+                    await files.write_edit(path, after, current.format if current else None)
         except (RuntimeAgentError, OSError) as exc:
-            return error_from_exception(exc)
+            return _failure(exc)
         where = shown(env, path)
         if before is None:
             message = f"Successfully created and wrote to new file: {where}"
         else:
             message = f"Successfully overwrote file: {where}"
-        diff = DisplayDiff(path=str(path), before_text=before, after_text=content)
+        diff = DisplayDiff(path=str(path), before_text=before, after_text=after)
         return ToolResult(
             llm_content=message,
             display=(diff,),
@@ -149,6 +211,8 @@ class _Edit:
     before: str | None
     after: str
     replacements: int
+    matched: str = ""
+    """old_string as it matched the file (its line breaks may be the file's)."""
 
 
 def _plan_edit(args: dict[str, Any], env: ToolEnv, current: str | None, path: Path) -> _Edit:
@@ -176,10 +240,11 @@ def _plan_edit(args: dict[str, Any], env: ToolEnv, current: str | None, path: Pa
             "No change to apply: old_string and new_string are identical.", "edit_no_change"
         )
     count = current.count(old)
-    if count == 0 and "\r\n" in current and "\n" in old and "\r\n" not in old:
-        # The model writes LF; the file uses CRLF. Match and write in the file's style.
-        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-        count = current.count(old)
+    if count == 0 and dominant_ending(old) is not None:
+        # The model writes LF; the file may use CRLF. Match in the file's style.
+        in_file_style = with_ending(old, dominant_ending(current))
+        if in_file_style != old:
+            old, count = in_file_style, current.count(in_file_style)
     if count == 0:
         raise CodedToolError(
             f"Could not find the text to replace in {where}: old_string matched 0 times. "
@@ -194,8 +259,30 @@ def _plan_edit(args: dict[str, Any], env: ToolEnv, current: str | None, path: Pa
             f"to replace all {count} occurrences.",
             "edit_ambiguous",
         )
+    # New lines take the ending of the text they replace, else the file's dominant one.
+    ending = dominant_ending(old) or dominant_ending(current)
+    new = with_ending(new, ending)
     after = current.replace(old, new) if allow_multiple else current.replace(old, new, 1)
-    return _Edit(path, current, after, count if allow_multiple else 1)
+    after = keep_final_newline(after, ends_with_break(current), ending)
+    return _Edit(path, current, after, count if allow_multiple else 1, old)
+
+
+def _replan(
+    args: dict[str, Any], env: ToolEnv, path: Path, shown_text: str | None, current: str | None
+) -> _Edit:
+    """The edit on the current text of a file that changed since its diff was shown:
+    only when old_string matches it as it did then (same count, same form)."""
+    then = _plan_edit(args, env, shown_text, path)
+    try:
+        now = _plan_edit(args, env, current, path)
+    except CodedToolError as exc:
+        raise _changed(env, path, f"Nothing was written: {exc}") from None
+    if (now.before is None) != (then.before is None) or (now.replacements, now.matched) != (
+        then.replacements,
+        then.matched,
+    ):
+        raise _changed(env, path, "Nothing was written: old_string no longer matches as it did.")
+    return now
 
 
 class ReplaceTool(GcliTool):
@@ -258,17 +345,28 @@ class ReplaceTool(GcliTool):
         title = f"Edit {shown(env, raw)}" if raw else "Edit file"
         return ToolDisplay(title=title, kind="edit", locations=location(env, raw))
 
-    async def _edit(self, args: dict[str, Any], env: ToolEnv) -> _Edit:
+    async def _edit(self, args: dict[str, Any], env: ToolEnv, *, at_execution: bool) -> _Edit:
         path = resolve(env, required_str(args, "file_path"))
-        if await files_of(env).is_dir(path):
+        files = files_of(env)
+        if await files.is_dir(path):
             raise IsADirectoryError(f"Path is a directory, not a file: {shown(env, path)}")
-        return _plan_edit(args, env, await _current_text(env, path), path)
+        current = await _writable_text(env, path)
+        text = current.text if current else None
+        was_shown, shown_text = _shown_before(env, path) if at_execution else (False, None)
+        if was_shown and shown_text != text:
+            edit = _replan(args, env, path, shown_text, text)
+        else:
+            edit = _plan_edit(args, env, text, path)
+        files.encoded(path, edit.after, current.format if current else None)
+        if at_execution:
+            await files.write_edit(path, edit.after, current.format if current else None)
+        return edit
 
     async def preview(self, args: dict[str, Any], env: ToolEnv) -> tuple[DisplayContent, ...]:
         try:
-            edit = await self._edit(args, env)
-        except CodedToolError:
-            raise  # the edit cannot apply (no match, ambiguous, ...): nothing to approve
+            edit = await self._edit(args, env, at_execution=False)
+        except ToolError:
+            raise  # the edit cannot apply (no match, ambiguous, read-only...): nothing to approve
         except (RuntimeAgentError, OSError) as exc:
             logger.debug("no preview for replace: %s", exc)
             return ()
@@ -276,10 +374,11 @@ class ReplaceTool(GcliTool):
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         try:
-            edit = await self._edit(args, env)
-            await files_of(env).write_text(edit.path, edit.after)
+            path = resolve(env, required_str(args, "file_path"))
+            async with writer_lock(path):
+                edit = await self._edit(args, env, at_execution=True)
         except (RuntimeAgentError, OSError) as exc:
-            return error_from_exception(exc)
+            return _failure(exc)
         where = shown(env, edit.path)
         if edit.before is None:
             message = f"Created new file: {where}"

@@ -6,8 +6,15 @@ Routing, decided once per session from the Host's capabilities:
   the model sees the editor's unsaved buffers;
 - `host.capabilities.write_text_file` → writes go through `Host.write_text_file`,
   so the editor builds its review from the write;
-- otherwise the local disk, with atomic writes (a temp file in the same directory,
-  then `os.replace`; the file's mode is kept; parent directories are created).
+- otherwise the local disk (`disk_writes`): atomic writes (a temp file in the same
+  directory, then `os.replace`) keeping the file's mode and owner, in place when the
+  directory is read-only; a read-only file is refused; parents are created.
+
+Edits (`read_for_edit` → `write_edit`) keep every byte they do not change: the
+local bytes are decoded exactly and encoded back in the same format
+(`text_format`: BOM, UTF-8/16/32, legacy 8-bit); a file with no exact decoding,
+or new text its encoding cannot hold, is refused. Through the editor the editor
+owns the bytes. `writer_lock` gives one writer per path across the process.
 
 Listing, searching and existence checks always use the local disk: the editor has
 no listing API.
@@ -36,12 +43,42 @@ import asyncio
 import logging
 import os
 import stat as stat_module
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.errors import PathOutsideWorkspaceError, ToolError
 from runtime.host import Host
+from runtime.tools.io.disk_writes import (
+    ReadOnlyFileError,
+    atomic_write_text,
+    check_writable,
+    write_bytes_keeping,
+    writer_lock,
+)
+from runtime.tools.io.text_format import (
+    UTF8,
+    TextFormat,
+    UnencodableTextError,
+    UnsupportedEncodingError,
+    bom_format,
+    decode_exact,
+    decode_lenient,
+    encode,
+)
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "BinaryFileError",
+    "DirEntry",
+    "EditableText",
+    "FileAccess",
+    "FileTooLargeError",
+    "ReadOnlyFileError",
+    "atomic_write_text",
+    "decode_text",
+    "looks_binary",
+    "writer_lock",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -49,13 +86,6 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 """Files larger than this are refused by `read_text` (Gemini CLI's 20 MB limit)."""
 
 _SNIFF_BYTES = 4096
-_BOMS: tuple[tuple[bytes, str], ...] = (
-    (b"\xef\xbb\xbf", "utf-8-sig"),
-    (b"\xff\xfe\x00\x00", "utf-32"),
-    (b"\x00\x00\xfe\xff", "utf-32"),
-    (b"\xff\xfe", "utf-16"),
-    (b"\xfe\xff", "utf-16"),
-)
 
 
 class BinaryFileError(ToolError):
@@ -71,6 +101,15 @@ class FileTooLargeError(ToolError):
 
 
 @dataclass(frozen=True)
+class EditableText:
+    """A file's text as an edit starts from it. `format` says how the local bytes hold
+    it (None when the editor writes: the editor owns the bytes)."""
+
+    text: str
+    format: TextFormat | None
+
+
+@dataclass(frozen=True)
 class DirEntry:
     """One entry of a directory listing (symlinks are judged by their target)."""
 
@@ -81,19 +120,12 @@ class DirEntry:
     mtime: float
 
 
-def _bom_encoding(head: bytes) -> str | None:
-    for bom, encoding in _BOMS:
-        if head.startswith(bom):
-            return encoding
-    return None
-
-
 def looks_binary(head: bytes) -> bool:
     """True when a file's first bytes look binary: a NUL byte, or >30% control bytes.
 
     Text with a UTF-16/32 byte-order mark is not binary.
     """
-    if not head or _bom_encoding(head) is not None:
+    if not head or bom_format(head) is not None:
         return False
     if b"\x00" in head:
         return True
@@ -102,21 +134,9 @@ def looks_binary(head: bytes) -> bool:
 
 
 def decode_text(data: bytes) -> str:
-    """Decode file bytes: a byte-order mark wins, else UTF-8 (bad bytes replaced)."""
-    encoding = _bom_encoding(data[:4]) or "utf-8"
-    return data.decode(encoding, errors="replace")
-
-
-def _default_file_mode() -> int:
-    """0o666 minus the umask, read without changing it (os.umask is process-wide)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except OSError as exc:
-        logger.debug("cannot read the umask from /proc: %s", exc)
-    return 0o644
+    """Decode file bytes for reading: the same decoding edits use (`text_format`), or
+    UTF-8 with bad bytes replaced when the file has no exact one."""
+    return decode_lenient(data)
 
 
 def _require_absolute(path: Path) -> Path:
@@ -192,11 +212,7 @@ class FileAccess:
         return st
 
     def _read_local(self, path: Path) -> str:
-        with open(path, "rb") as handle:
-            data = handle.read(self._max_file_bytes + 1)
-        if len(data) > self._max_file_bytes:
-            raise FileTooLargeError(self._too_large_message(path, len(data)))
-        return decode_text(data)
+        return decode_text(self._read_bytes(path))
 
     def _too_large_message(self, path: Path, size: int) -> str:
         limit_mb = self._max_file_bytes / (1024 * 1024)
@@ -207,12 +223,75 @@ class FileAccess:
 
     async def write_text(self, path: Path, content: str) -> None:
         """Write the whole `content` (UTF-8), creating parent directories."""
+        await self.write_edit(path, content, None)
+
+    # ------------------------------------------------------------ editing
+
+    async def read_for_edit(self, path: Path) -> EditableText | None:
+        """The text an edit starts from (None: no such file), read like `read_text`.
+
+        Locally the bytes are decoded exactly (`text_format.decode_exact`), so writing
+        the text back gives the same bytes; a file without such a decoding raises
+        UnsupportedEncodingError. Through the editor, the editor's text; its format
+        comes from the disk only when writes are local."""
+        _require_absolute(path)
+        if await asyncio.to_thread(self._local_precheck, path) is None:
+            return None
+        if self._read_via_host and self._host is not None:
+            text = await self.read_text(path)
+            if self._write_via_host:
+                return EditableText(text, None)
+            data = await asyncio.to_thread(self._read_bytes, path)
+            return EditableText(text, self._exact(path, data)[1])
+        data = await asyncio.to_thread(self._read_bytes, path)
+        text, fmt = self._exact(path, data)
+        return EditableText(text, fmt)
+
+    @staticmethod
+    def _exact(path: Path, data: bytes) -> tuple[str, TextFormat]:
+        try:
+            return decode_exact(data)
+        except UnsupportedEncodingError as exc:
+            raise UnsupportedEncodingError(
+                f"Cannot edit {path}: {exc}. Editing it would change bytes the edit does "
+                "not touch, so it is left as it is."
+            ) from None
+
+    def _read_bytes(self, path: Path) -> bytes:
+        with open(path, "rb") as handle:
+            data = handle.read(self._max_file_bytes + 1)
+        if len(data) > self._max_file_bytes:
+            raise FileTooLargeError(self._too_large_message(path, len(data)))
+        return data
+
+    async def check_writable(self, path: Path) -> None:
+        """Raises ReadOnlyFileError when `path` exists and the user cannot (or chose not
+        to) write it: no write bit, or no write access."""
+        _require_absolute(path)
+        await asyncio.to_thread(check_writable, Path(os.path.realpath(path)))
+
+    async def write_edit(self, path: Path, text: str, fmt: TextFormat | None) -> None:
+        """Write an edit's whole text: through the editor when it writes (it owns the
+        bytes), else locally as `fmt` (UTF-8 for a new file) with `write_bytes_keeping`.
+        Raises UnencodableTextError before anything is written."""
         _require_absolute(path)
         if self._write_via_host and self._host is not None:
+            await asyncio.to_thread(check_writable, Path(os.path.realpath(path)))
             await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
-            await self._host.write_text_file(path, content)
+            await self._host.write_text_file(path, text)
             return
-        await asyncio.to_thread(atomic_write_text, path, content)
+        data = self.encoded(path, text, fmt)
+        await asyncio.to_thread(write_bytes_keeping, path, data)
+
+    @staticmethod
+    def encoded(path: Path, text: str, fmt: TextFormat | None) -> bytes:
+        """`text` as `fmt` (UTF-8 when None); UnencodableTextError names the path."""
+        try:
+            return encode(text, fmt or UTF8)
+        except UnencodableTextError as exc:
+            raise UnencodableTextError(
+                f"Cannot write {path}: {exc}. Nothing was written."
+            ) from None
 
     # ------------------------------------------------------------ local facts
 
@@ -249,34 +328,3 @@ def _list_dir(path: Path) -> list[DirEntry]:
                 )
             )
     return entries
-
-
-def atomic_write_text(path: Path, content: str) -> None:
-    """Write `content` to `path` atomically on the local disk.
-
-    A symlink is written through (its target is replaced, the link stays). The
-    existing file's permission bits are kept; a new file gets 0o666 minus umask.
-    """
-    data = content.encode("utf-8")  # fails before anything touches the disk
-    target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat_module.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = _default_file_mode()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    replaced = False
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
-        replaced = True
-    finally:
-        if not replaced:
-            try:
-                os.unlink(tmp_name)
-            except FileNotFoundError:
-                logger.debug("temp file %s already gone", tmp_name)

@@ -32,7 +32,7 @@ from typing import Any
 
 from runtime.errors import RuntimeAgentError, ToolError
 from runtime.host import PermissionRequest
-from runtime.protocol import DisplayContent, NoticeSink, ToolDisplay
+from runtime.protocol import DisplayContent, DisplayText, NoticeSink, ToolDisplay
 from runtime.services.truncation import DEFAULT_THRESHOLD, truncate_output
 from runtime.tools.base import MEDIA_KEY, GcliTool, ToolEnv, ToolResult
 from runtime.tools.policy.defaults import EDIT_TOOLS
@@ -290,6 +290,8 @@ class Scheduler:
         except asyncio.CancelledError:
             raise
         except ToolError as exc:  # the call cannot succeed: tell the model, do not ask the user
+            reason = (DisplayText(text=str(exc)),)  # and show the user why
+            call.display = call.display.model_copy(update={"content": reason})
             await self._report.fail(call, str(exc))
             return ()
         except Exception as exc:  # the preview is optional; the call can still be judged without it
