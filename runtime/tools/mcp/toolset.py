@@ -90,7 +90,8 @@ class GcliMcpTool(GcliTool):
     """One tool of an MCP server, called through `connection` with the tool's own name.
 
     `mcp_server` names the server: the policy engine (mcpName rules) and the
-    scheduler's truncation key on it."""
+    scheduler's truncation key on it. `read_only`: the server marks the tool
+    read-only (`readOnlyHint`), the only kind plan mode offers and runs."""
 
     def __init__(self, connection: McpConnection, tool: mcp_types.Tool, *, name: str) -> None:
         self.connection = connection
@@ -98,6 +99,7 @@ class GcliMcpTool(GcliTool):
         self.server_tool_name = tool.name
         self.name = name
         self.kind = tool_kind(tool)
+        self.read_only = self.kind == "read"
         self.description = (tool.description or "").strip() or (
             f"The '{tool.name}' tool of the '{connection.name}' MCP server."
         )
@@ -218,7 +220,8 @@ class GcliMcpToolset(BaseToolset):
     The first `get_tools` waits for the servers (`McpServers.wait_ready`), wraps
     their tools, adds them to the session's scheduler and keeps the `GcliAdkTool`s;
     every call passes pending notices (failed or stopped servers) to `notice`.
-    `close` does nothing: the session closes the servers.
+    In plan mode (`mode`, the session's mode getter) only the tools their server
+    marks read-only are offered. `close` does nothing: the session closes the servers.
     """
 
     def __init__(
@@ -227,9 +230,11 @@ class GcliMcpToolset(BaseToolset):
         *,
         scheduler: Callable[[], Scheduler],
         notice: Callable[[str], None],
+        mode: Callable[[], str] | None = None,
     ) -> None:
         super().__init__()
         self.servers = servers
+        self._mode = mode
         self._scheduler = scheduler
         self._notice = notice
         self._lock = asyncio.Lock()
@@ -244,7 +249,12 @@ class GcliMcpToolset(BaseToolset):
             elif any(c.tools_changed for c in self.servers.ready_connections()):
                 self._tools = await self._reload()
         self.flush_notices()
+        if self._mode is not None and self._mode() == "plan":
+            return [t for t in self._tools if getattr(t, "gcli_tool", None) in self._read_only()]
         return self._tools
+
+    def _read_only(self) -> list[GcliMcpTool]:
+        return [t for t in self._wrapped if t.read_only]
 
     def flush_notices(self) -> None:
         """Shows the user what went wrong with servers since the last time (each once)."""

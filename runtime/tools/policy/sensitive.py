@@ -3,12 +3,16 @@
 Reading one is asked in every mode (yolo and autoEdit too) unless a policy rule
 with an `argsPattern` allows that very call; the listing and searching tools
 leave such files out unless they are named explicitly.
+
+Also here: files under `.git/`, which make git run code (hooks, `core.fsmonitor`);
+writing one is asked in every mode (`in_git_dir`, `writes_git_dir`).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from typing import Any
 
 SENSITIVE_GLOBS = (
@@ -50,3 +54,18 @@ def sensitive_reads(tool_name: str, args: dict[str, Any]) -> list[str]:
         values = value if isinstance(value, list) else [value]
         found.extend(v for v in values if isinstance(v, str) and is_sensitive_file(v))
     return found
+
+
+_GIT_DIR_MENTION = re.compile(r"(?:^|[\s/'\"=:])\.git(?:[/\s'\";)]|$)|\bgit\b[^|;&\n]*\sconfig\b")
+
+
+def in_git_dir(path: object) -> bool:
+    """Whether `path` is under a `.git` directory (hooks, config: git runs code from
+    there) or is a `.git` file (it points git at another directory)."""
+    return isinstance(path, str) and ".git" in re.split(r"[/\\]+", path)
+
+
+def writes_git_dir(command: str) -> bool:
+    """Whether a shell command may write under `.git/`: it names `.git` or runs
+    `git config` (a heuristic; the caller applies it to commands that are not read-only)."""
+    return _GIT_DIR_MENTION.search(command) is not None
