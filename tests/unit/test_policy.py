@@ -354,3 +354,22 @@ def test_parse_rules_accepts_strings_or_lists() -> None:
     )
     shell_only = PolicyRule.model_validate({"commandPrefix": "ls", "decision": "allow"})
     assert shell_only.tool_name == ("run_shell_command",)
+
+
+def test_plan_mode_runs_only_read_only_mcp_tools_trust_or_not(workspace: Path) -> None:
+    policy = engine(workspace)
+    policy.allow_server("docs")  # `trust: true` in the settings
+
+    def plan(tool: str, server: str, read_only: bool) -> str:
+        return policy.evaluate(
+            tool, {}, mode="plan", mcp_server=server, read_only=read_only
+        ).decision
+
+    assert plan("mcp_docs_write", "docs", False) == "deny"
+    assert plan("mcp_docs_search", "docs", True) == "allow"
+    assert plan("mcp_other_search", "other", True) == "ask_user"
+    assert plan("mcp_other_write", "other", False) == "deny"
+    verdict = policy.evaluate("mcp_docs_write", {}, mode="default", mcp_server="docs")
+    assert verdict.decision == "allow"  # trust still holds outside plan mode
+    policy.allow_server("other", mode="plan")  # "Allow all tools of this server" in plan mode
+    assert plan("mcp_other_write", "other", False) == "deny"
