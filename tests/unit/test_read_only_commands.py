@@ -295,6 +295,8 @@ def clean_git_writes() -> Iterator[None]:
         ("replace", {"file_path": "/w/.git/hooks/pre-commit"}),
         ("run_shell_command", {"command": "echo x > .git/hooks/post-checkout"}),
         ("run_shell_command", {"command": "git config core.fsmonitor ./x"}),
+        ("write_file", {"file_path": "sub/.git", "content": "gitdir: ../evil"}),
+        ("write_file", {"file_path": "evil/HEAD", "content": "ref: refs/heads/main"}),
     ],
 )
 def test_after_a_write_under_git_dir_git_is_asked(

@@ -22,7 +22,7 @@ from typing import Any
 from runtime.tools.policy.defaults import EDIT_TOOLS
 from runtime.tools.policy.read_only import ShellContext, read_only_problem
 from runtime.tools.policy.rules import PolicyDecision, PolicyRule, Tier
-from runtime.tools.policy.sensitive import in_git_dir, sensitive_reads, writes_git_dir
+from runtime.tools.policy.sensitive import is_git_metadata, sensitive_reads, writes_git_dir
 from runtime.tools.policy.shell_safety import SHELL_TOOL_NAME
 
 logger = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def asked_anyway(tool_name: str, args: dict[str, Any], verdict: PolicyDecision) 
             rule=None,
             reason=f"{', '.join(secrets)} may hold secrets; reading it is always asked",
         )
-    if tool_name in EDIT_TOOLS and in_git_dir(args.get("file_path")):
+    if tool_name in EDIT_TOOLS and is_git_metadata(args.get("file_path")):
         return PolicyDecision(
             decision="ask_user",
             rule=None,
@@ -113,7 +113,7 @@ def record_git_write(root: Path, tool_name: str, args: dict[str, Any]) -> bool:
             return False
         if read_only_problem(command.strip(), shell_context(root, args)) is None:
             return False
-    elif tool_name not in EDIT_TOOLS or not in_git_dir(args.get("file_path")):
+    elif tool_name not in EDIT_TOOLS or not is_git_metadata(args.get("file_path")):
         return False
     logger.info("policy: %s wrote under .git/; git commands are asked from now on", tool_name)
     GitWrites.mark(root)

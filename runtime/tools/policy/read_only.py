@@ -19,6 +19,7 @@ nothing but symbolic links (to resolve paths).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import re
@@ -293,6 +294,8 @@ def _check_git(args: list[str], context: ShellContext) -> None:
     while i < len(args) and args[i].startswith("-"):
         if args[i] == "-C" and i + 1 < len(args):
             check_path(args[i + 1], context)
+            cwd = Path(os.path.realpath(os.path.join(context.cwd, args[i + 1])))
+            context = dataclasses.replace(context, cwd=cwd)
             i += 2
         elif args[i] in GIT_GLOBAL_FLAGS:
             i += 1

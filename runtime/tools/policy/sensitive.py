@@ -5,7 +5,7 @@ with an `argsPattern` allows that very call; the listing and searching tools
 leave such files out unless they are named explicitly.
 
 Also here: files under `.git/`, which make git run code (hooks, `core.fsmonitor`);
-writing one is asked in every mode (`in_git_dir`, `writes_git_dir`).
+writing one is asked in every mode (`is_git_metadata`, `writes_git_dir`).
 """
 
 from __future__ import annotations
@@ -59,10 +59,19 @@ def sensitive_reads(tool_name: str, args: dict[str, Any]) -> list[str]:
 _GIT_DIR_MENTION = re.compile(r"(?:^|[\s/'\"=:])\.git(?:[/\s'\";)]|$)|\bgit\b[^|;&\n]*\sconfig\b")
 
 
-def in_git_dir(path: object) -> bool:
+# Files that make a directory a git directory (with `objects/` and `refs/`, `HEAD` makes
+# one that git finds without any `.git`) or point git at another one.
+_GIT_DIR_FILES = frozenset({"HEAD", "commondir", "gitdir"})
+
+
+def is_git_metadata(path: object) -> bool:
     """Whether `path` is under a `.git` directory (hooks, config: git runs code from
-    there) or is a `.git` file (it points git at another directory)."""
-    return isinstance(path, str) and ".git" in re.split(r"[/\\]+", path)
+    there), is a `.git` file (it points git at another directory), or is a file that
+    makes a directory a git directory of its own (`HEAD`)."""
+    if not isinstance(path, str):
+        return False
+    parts = re.split(r"[/\\]+", path)
+    return ".git" in parts or parts[-1] in _GIT_DIR_FILES
 
 
 def writes_git_dir(command: str) -> bool:
