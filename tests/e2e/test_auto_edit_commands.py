@@ -11,12 +11,41 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.tools_harness import BARE, MakeAgent, function_responses, response_text, start_agent
+from tests.e2e.acp_client import PendingRequest
+from tests.e2e.tools_harness import (
+    BARE,
+    Agent,
+    MakeAgent,
+    function_responses,
+    response_text,
+    start_agent,
+)
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
 pytestmark = pytest.mark.e2e
 
 SHELL = "run_shell_command"
+
+
+async def prompt_in_mode(
+    make_agent: MakeAgent,
+    tmp_path: Path,
+    fake: FakeGeminiServer,
+    mode: str,
+    files: dict[str, str] | None = None,
+) -> tuple[Agent, PendingRequest]:
+    """An agent in `mode` (no fs or terminal: local files and commands) whose permission
+    requests the test answers, and the pending answer to its first prompt."""
+    agent = await start_agent(
+        make_agent,
+        tmp_path,
+        fake,
+        BARE,
+        args=["--approval-mode", mode],
+        files=files,
+        permission_policy="queue",
+    )
+    return agent, agent.client.start_prompt(agent.session_id, "go on")
 
 
 async def test_auto_edit_asks_for_must_ask_commands_and_runs_read_only_ones(
@@ -28,16 +57,13 @@ async def test_auto_edit_asks_for_must_ask_commands_and_runs_read_only_ones(
         function_call_response(SHELL, {"command": "ls -1"}),
         text_response("done"),
     )
-    agent = await start_agent(
+    agent, pending = await prompt_in_mode(
         make_agent,
         tmp_path,
         fake_gemini,
-        BARE,
-        args=["--approval-mode", "autoEdit"],
-        files={"README.md": "hello\n", ".env": "TOKEN=secret\n"},
-        permission_policy="queue",
+        "autoEdit",
+        {"README.md": "hello\n", ".env": "TOKEN=secret\n"},
     )
-    pending = agent.client.start_prompt(agent.session_id, "look around")
     asked = await agent.client.next_permission_request(timeout=90)
     assert "git diff --output=out.patch" in asked.tool_call["title"]
     asked.select("cancel")
@@ -64,16 +90,9 @@ async def test_a_write_under_git_dir_is_asked_and_makes_git_asked(
         function_call_response(SHELL, {"command": "git status --short"}),
         text_response("done"),
     )
-    agent = await start_agent(
-        make_agent,
-        tmp_path,
-        fake_gemini,
-        BARE,
-        args=["--approval-mode", "autoEdit"],
-        files={"a.txt": "a\n", ".git/hooks/.keep": ""},
-        permission_policy="queue",
+    agent, pending = await prompt_in_mode(
+        make_agent, tmp_path, fake_gemini, "autoEdit", {"a.txt": "a\n", ".git/hooks/.keep": ""}
     )
-    pending = agent.client.start_prompt(agent.session_id, "check git")
     # the first git status ran unasked; the write under .git/ is asked, even in auto edit
     asked = await agent.client.next_permission_request(timeout=90)
     assert asked.tool_call["kind"] == "edit"
@@ -96,15 +115,7 @@ async def test_yolo_asks_for_an_edit_under_git_dir_only(
         function_call_response("write_file", {"file_path": ".git/config", "content": "x\n"}),
         text_response("done"),
     )
-    agent = await start_agent(
-        make_agent,
-        tmp_path,
-        fake_gemini,
-        BARE,
-        args=["--approval-mode", "yolo"],
-        permission_policy="queue",
-    )
-    pending = agent.client.start_prompt(agent.session_id, "write")
+    agent, pending = await prompt_in_mode(make_agent, tmp_path, fake_gemini, "yolo")
     asked = await agent.client.next_permission_request(timeout=90)
     assert ".git/config" in str(asked.tool_call)
     asked.select("cancel")
