@@ -383,3 +383,15 @@ def test_words_remember_quoting_and_operators() -> None:
     ]
     assert shell_tokens("echo 'open") is None
     assert shell_tokens("ls # a comment") == [Word("ls")]
+
+
+def test_a_path_entry_in_the_workspace_makes_every_program_asked(workspace: Path) -> None:
+    bin_dir = workspace / ".venv" / "bin"
+    context = ShellContext(
+        roots=(workspace,), cwd=workspace, search_path=(str(bin_dir), "/usr/bin")
+    )
+    assert "PATH" in (read_only_problem("ls", context) or "")
+    relative = ShellContext(roots=(workspace,), cwd=workspace, search_path=("bin", "/usr/bin"))
+    assert "PATH" in (read_only_problem("ls", relative) or "")
+    clean = ShellContext(roots=(workspace,), cwd=workspace, search_path=("/usr/bin", "/bin"))
+    assert read_only_problem("ls", clean) is None

@@ -15,6 +15,7 @@ MCP tools too).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,10 @@ def shell_context(root: Path, args: dict[str, Any]) -> ShellContext:
     cwd = root
     if isinstance(dir_path, str) and dir_path:
         cwd = (root / dir_path).resolve()
-    return ShellContext(roots=(root,), cwd=cwd, git_written=GitWrites.written(root))
+    search_path = tuple(os.environ.get("PATH", "").split(os.pathsep))
+    return ShellContext(
+        roots=(root,), cwd=cwd, git_written=GitWrites.written(root), search_path=search_path
+    )
 
 
 def read_only_shell(root: Path, args: dict[str, Any], verdict: PolicyDecision) -> PolicyDecision:

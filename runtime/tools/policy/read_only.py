@@ -54,12 +54,13 @@ _WRAPPERS = frozenset({"command", "env", "nice", "timeout", "time"})
 
 @dataclass(frozen=True)
 class ShellContext:
-    """Where a command runs: the workspace roots, its directory, and whether a file
-    under `.git/` was written in this session."""
+    """Where a command runs: the workspace roots, its directory, whether a file under
+    `.git/` was written in this workspace, and the PATH its program is looked up in."""
 
     roots: tuple[Path, ...]
     cwd: Path
     git_written: bool = False
+    search_path: tuple[str, ...] = ()  # the PATH programs are found in
 
 
 class _Ask(Exception):
@@ -123,6 +124,9 @@ def _check_command(argv: list[str], context: ShellContext) -> None:
     program = argv[0]
     if "/" in program:
         raise _Ask(f"{program} is run by path, not a known program")
+    for entry in context.search_path:
+        if not os.path.isabs(entry) or _inside(os.path.realpath(entry), context):
+            raise _Ask(f"PATH has {entry or '.'!r}, in the workspace: {program} may be any file")
     if program in _WRAPPERS:
         _check_wrapper(argv, context)
     elif program == "git":
@@ -219,11 +223,15 @@ def check_path(path: str, context: ShellContext) -> None:
     if not path or path == "-":
         return
     full = os.path.realpath(os.path.join(context.cwd, path))
-    if not any(full == str(root) or full.startswith(str(root) + os.sep) for root in context.roots):
+    if not _inside(full, context):
         raise _Ask(f"{path} is outside the workspace")
     parts = Path(path).parts + Path(full).parts
     if is_sensitive_file(path) or is_sensitive_file(full) or _SECRET_DIRS.intersection(parts):
         raise _Ask(f"{path} may hold secrets")
+
+
+def _inside(full: str, context: ShellContext) -> bool:
+    return any(full == str(root) or full.startswith(str(root) + os.sep) for root in context.roots)
 
 
 def _glob_may_match_secret(pattern: str) -> bool:
