@@ -250,11 +250,8 @@ class GcliMcpToolset(BaseToolset):
                 self._tools = await self._reload()
         self.flush_notices()
         if self._mode is not None and self._mode() == "plan":
-            return [t for t in self._tools if getattr(t, "gcli_tool", None) in self._read_only()]
+            return [t for t in self._tools if _read_only(t)]
         return self._tools
-
-    def _read_only(self) -> list[GcliMcpTool]:
-        return [t for t in self._wrapped if t.read_only]
 
     def flush_notices(self) -> None:
         """Shows the user what went wrong with servers since the last time (each once)."""
@@ -287,6 +284,11 @@ class GcliMcpToolset(BaseToolset):
 
     async def close(self) -> None:
         return None
+
+
+def _read_only(tool: BaseTool) -> bool:
+    """An ADK tool wrapping an MCP tool its server marks read-only."""
+    return getattr(getattr(tool, "gcli_tool", None), "read_only", False) is True
 
 
 _MENTION = re.compile(r"@(\S+)")
