@@ -253,7 +253,8 @@ def build_mcp(
 ) -> GcliMcpToolset | None:
     """The MCP servers of the editor and of the settings (`mcpServers`; the editor's win on
     a name clash) as an ADK toolset (None without any); started by `start()`. Trusted
-    servers' tools are allowed without asking."""
+    servers' tools are allowed without asking, but never past plan mode's rules (there
+    only tools marked read-only are offered and run)."""
     from runtime.tools.mcp.config import merged_servers, servers_from_settings
 
     configs = merged_servers(
@@ -270,7 +271,7 @@ def build_mcp(
                 policy.allow_server(config.name)
     servers = McpServers(configs, cwd=spec.config.workspace)
     servers.on_ready = link.commands_changed
-    return GcliMcpToolset(servers, scheduler=lambda: scheduler, notice=link.notice)
+    return GcliMcpToolset(servers, scheduler=lambda: scheduler, notice=link.notice, mode=link.mode)
 
 
 def build_plugins(

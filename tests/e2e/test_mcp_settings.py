@@ -1,13 +1,15 @@
 """MCP beyond tools (issue 11): servers from Gemini CLI's `mcpServers` settings merged
 with the editor's, trust, include/exclude, "Allow all tools of this server", a
 restart after a crash, `tools/list_changed`, prompts as slash commands, resources
-mentioned with `@<uri>`."""
+mentioned with `@<uri>`; plan mode offers and runs only read-only tools, trust or not
+(issue 18)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ async def start(
     *,
     settings: dict[str, Any],
     editor_servers: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    args: Sequence[str] = (),
 ) -> tuple[AcpTestClient, str, Path]:
     home, workspace = tmp_path / "home", tmp_path / "ws"
     (workspace / ".gemini").mkdir(parents=True)
@@ -43,7 +46,7 @@ async def start(
     (workspace / ".gemini" / "settings.json").write_text(json.dumps(settings))
     env: dict[str, str | None] = {key: None for key in CLEARED_ENV}
     env |= {"HOME": str(home), "GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
-    client = await make_agent(AGENT, env, cwd=workspace, permission_policy="queue")
+    client = await make_agent([*AGENT, *args], env, cwd=workspace, permission_policy="queue")
     await client.initialize(EDITOR)
     new = await client.new_session(workspace.resolve(), mcp_servers=list(editor_servers))
     return client, new["sessionId"], workspace.resolve()
@@ -213,3 +216,36 @@ async def test_http_and_sse_servers_from_settings_with_headers(
         assert response_text(function_responses(second)[0]) == "h-token"
         assert response_text(function_responses(third)[0]) == "s-token"
         await client.close()
+
+
+async def test_plan_mode_offers_and_runs_only_read_only_tools_of_a_trusted_server(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    # `echo` is marked readOnlyHint by the server, `env_value` is not
+    settings = {
+        "mcpServers": {"team": server_settings(trust=True, includeTools=["echo", "env_value"])}
+    }
+    fake_gemini.add(
+        function_call_response("mcp_team_env_value", {"name": "HOME"}),
+        function_call_response("mcp_team_echo", {"text": "read-only"}),
+        text_response("planned"),
+        text_response("both offered again"),
+    )
+    client, sid, _ = await start(
+        make_agent, tmp_path, fake_gemini, settings=settings, args=["--approval-mode", "plan"]
+    )
+    assert await client.prompt(sid, "plan with the server", timeout=90) == {
+        "stopReason": "end_turn"
+    }
+    first, second, third = fake_gemini.generate_requests
+    offered = set(first.function_declaration_names)
+    assert "mcp_team_echo" in offered and "mcp_team_env_value" not in offered
+    (refused,) = function_responses(second)  # not offered, so not run
+    assert "no tool with that name" in refused["response"]["error"]
+    assert response_text(function_responses(third)[0]) == "read-only"  # trusted: not asked
+    assert client.permission_requests == []
+
+    # out of plan mode the trusted server's other tool is offered again
+    await client.set_mode(sid, "default")
+    assert await client.prompt(sid, "and now?", timeout=60) == {"stopReason": "end_turn"}
+    assert "mcp_team_env_value" in fake_gemini.generate_requests[-1].function_declaration_names

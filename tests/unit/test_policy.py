@@ -214,14 +214,18 @@ DEFAULTS = [
     ("replace", {"file_path": "a.py"}, "ask_user", "allow", "allow", "deny"),
     ("run_shell_command", {"command": "npm test"}, "ask_user", "ask_user", "allow", "deny"),
     ("run_shell_command", {"command": "ls -la"}, "ask_user", "allow", "allow", "deny"),
+    # chaining is asked in auto edit even when each part is read-only
     (
         "run_shell_command",
         {"command": "git status && git diff"},
         "ask_user",
-        "allow",
+        "ask_user",
         "allow",
         "deny",
     ),
+    ("run_shell_command", {"command": "cat .env"}, "ask_user", "ask_user", "allow", "deny"),
+    ("write_file", {"file_path": ".git/config"}, "ask_user", "ask_user", "ask_user", "deny"),
+    ("replace", {"file_path": "a/.git/hooks/x"}, "ask_user", "ask_user", "ask_user", "deny"),
     ("run_shell_command", {"command": "ls > listing.txt"}, "ask_user", "ask_user", "allow", "deny"),
     ("run_shell_command", {"command": "rm -rf build"}, "ask_user", "ask_user", "allow", "deny"),
     ("web_fetch", {"prompt": "https://x"}, "ask_user", "ask_user", "allow", "deny"),
@@ -350,3 +354,22 @@ def test_parse_rules_accepts_strings_or_lists() -> None:
     )
     shell_only = PolicyRule.model_validate({"commandPrefix": "ls", "decision": "allow"})
     assert shell_only.tool_name == ("run_shell_command",)
+
+
+def test_plan_mode_runs_only_read_only_mcp_tools_trust_or_not(workspace: Path) -> None:
+    policy = engine(workspace)
+    policy.allow_server("docs")  # `trust: true` in the settings
+
+    def plan(tool: str, server: str, read_only: bool) -> str:
+        return policy.evaluate(
+            tool, {}, mode="plan", mcp_server=server, read_only=read_only
+        ).decision
+
+    assert plan("mcp_docs_write", "docs", False) == "deny"
+    assert plan("mcp_docs_search", "docs", True) == "allow"
+    assert plan("mcp_other_search", "other", True) == "ask_user"
+    assert plan("mcp_other_write", "other", False) == "deny"
+    verdict = policy.evaluate("mcp_docs_write", {}, mode="default", mcp_server="docs")
+    assert verdict.decision == "allow"  # trust still holds outside plan mode
+    policy.allow_server("other", mode="plan")  # "Allow all tools of this server" in plan mode
+    assert plan("mcp_other_write", "other", False) == "deny"

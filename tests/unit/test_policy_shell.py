@@ -9,7 +9,6 @@ from runtime.tools.policy.shell_safety import (
     approval_reason,
     command_prefixes,
     danger_reason,
-    is_known_safe,
     matches_prefix,
     narrowing_prefix,
     redirection_reason,
@@ -129,25 +128,6 @@ def test_download_piped_into_a_shell_is_dangerous() -> None:
 def test_heredoc_into_an_interpreter_is_dangerous() -> None:
     (part,) = split_commands("python3 <<EOF\nimport os\nEOF")
     assert danger_reason(part) is not None
-
-
-@pytest.mark.parametrize(
-    ("text", "safe"),
-    [
-        ("ls -la", True),
-        ("git status --short", True),
-        ("git diff HEAD", True),
-        ("grep -rn TODO src", True),
-        ("cat README.md", True),
-        ("cat a > b", False),
-        ("git push", False),
-        ("lsblk", False),
-        ("find . -delete", False),
-        ("npm test", False),
-    ],
-)
-def test_known_safe(text: str, safe: bool) -> None:
-    assert is_known_safe(text) is safe
 
 
 def test_root_and_narrowing() -> None:

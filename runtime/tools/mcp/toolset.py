@@ -90,7 +90,8 @@ class GcliMcpTool(GcliTool):
     """One tool of an MCP server, called through `connection` with the tool's own name.
 
     `mcp_server` names the server: the policy engine (mcpName rules) and the
-    scheduler's truncation key on it."""
+    scheduler's truncation key on it. `read_only`: the server marks the tool
+    read-only (`readOnlyHint`), the only kind plan mode offers and runs."""
 
     def __init__(self, connection: McpConnection, tool: mcp_types.Tool, *, name: str) -> None:
         self.connection = connection
@@ -98,6 +99,7 @@ class GcliMcpTool(GcliTool):
         self.server_tool_name = tool.name
         self.name = name
         self.kind = tool_kind(tool)
+        self.read_only = self.kind == "read"
         self.description = (tool.description or "").strip() or (
             f"The '{tool.name}' tool of the '{connection.name}' MCP server."
         )
@@ -218,7 +220,8 @@ class GcliMcpToolset(BaseToolset):
     The first `get_tools` waits for the servers (`McpServers.wait_ready`), wraps
     their tools, adds them to the session's scheduler and keeps the `GcliAdkTool`s;
     every call passes pending notices (failed or stopped servers) to `notice`.
-    `close` does nothing: the session closes the servers.
+    In plan mode (`mode`, the session's mode getter) only the tools their server
+    marks read-only are offered. `close` does nothing: the session closes the servers.
     """
 
     def __init__(
@@ -227,9 +230,11 @@ class GcliMcpToolset(BaseToolset):
         *,
         scheduler: Callable[[], Scheduler],
         notice: Callable[[str], None],
+        mode: Callable[[], str] | None = None,
     ) -> None:
         super().__init__()
         self.servers = servers
+        self._mode = mode
         self._scheduler = scheduler
         self._notice = notice
         self._lock = asyncio.Lock()
@@ -244,6 +249,8 @@ class GcliMcpToolset(BaseToolset):
             elif any(c.tools_changed for c in self.servers.ready_connections()):
                 self._tools = await self._reload()
         self.flush_notices()
+        if self._mode is not None and self._mode() == "plan":
+            return [t for t in self._tools if _read_only(t)]
         return self._tools
 
     def flush_notices(self) -> None:
@@ -277,6 +284,11 @@ class GcliMcpToolset(BaseToolset):
 
     async def close(self) -> None:
         return None
+
+
+def _read_only(tool: BaseTool) -> bool:
+    """An ADK tool wrapping an MCP tool its server marks read-only."""
+    return getattr(getattr(tool, "gcli_tool", None), "read_only", False) is True
 
 
 _MENTION = re.compile(r"@(\S+)")

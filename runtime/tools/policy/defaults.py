@@ -4,7 +4,6 @@
 |---|---|---|
 | 10 | write_file, replace, run_shell_command, web_fetch → ask_user | all |
 | 15 | write_file, replace → allow | autoEdit |
-| 20 | known-safe read-only shell commands → allow | autoEdit |
 | 50 | read-only tools → allow | all |
 | 60 | everything → deny (plan mode is read-only) | plan |
 | 70 | read-only tools → allow; write_file of a plan file → allow | plan |
@@ -12,7 +11,8 @@
 | 999 | everything → allow | yolo |
 
 Shell rules are still subject to the heuristics of `shell_safety` (redirection,
-dangerous commands) in every mode but yolo.
+dangerous commands) in every mode but yolo. In autoEdit the engine runs a shell
+command unasked when `read_only` classifies it as read-only (no rule here does).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from runtime.tools.policy.rules import PolicyRule, Tier
-from runtime.tools.policy.shell_safety import SAFE_COMMAND_PREFIXES, SHELL_TOOL_NAME
+from runtime.tools.policy.shell_safety import SHELL_TOOL_NAME
 
 READ_ONLY_TOOLS: tuple[str, ...] = (
     "read_file",
@@ -56,12 +56,6 @@ def default_rules(*, plans_dir: Path | None = None) -> tuple[PolicyRule, ...]:
     rules = [
         _rule(toolName=list(ASKING_TOOLS), decision="ask_user", priority=10),
         _rule(toolName=list(EDIT_TOOLS), decision="allow", priority=15, modes=["autoEdit"]),
-        _rule(
-            commandPrefix=list(SAFE_COMMAND_PREFIXES),
-            decision="allow",
-            priority=20,
-            modes=["autoEdit"],
-        ),
         _rule(toolName=list(READ_ONLY_TOOLS), decision="allow", priority=50),
         _rule(
             toolName="*",

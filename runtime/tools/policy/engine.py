@@ -10,6 +10,14 @@ tie, the stricter decision wins: deny beats ask_user beats allow.
 No matching rule: allow in yolo, else ask_user. ask_user becomes deny when the
 session cannot ask (non-interactive).
 
+Auto edit runs a shell command unasked when no rule above the defaults decided it
+and `read_only` classifies it as read-only. An edit of a file under `.git/` is asked
+in every mode (yolo too): hooks and config there make git run code; once such a
+write ran (`record_run`), git commands are no longer auto-approved in this
+workspace. Plan mode is read-only for MCP tools too: a tool its server does not
+mark read-only (`readOnlyHint`) is denied whatever the rules (trust included), and
+a read-only one is asked unless a rule allows it.
+
 A shell command line is judged part by part (`ls && rm x` is two calls): any
 part denied denies the line, any part needing approval asks. An allow for a
 part that redirects output or is known to be dangerous becomes ask_user, except
@@ -26,14 +34,19 @@ import tempfile
 import threading
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
 from runtime.errors import ConfigError
-from runtime.tools.policy.defaults import EDIT_TOOLS, default_rules
+from runtime.tools.policy.defaults import EDIT_TOOLS, PLAN_MODE_DENY_MESSAGE, default_rules
+from runtime.tools.policy.guards import (
+    asked_anyway,
+    default_deny,
+    read_only_shell,
+    record_git_write,
+)
 from runtime.tools.policy.modes import ApprovalMode, modes_at_least, parse_mode
 from runtime.tools.policy.rules import (
     DECISION_SEVERITY,
@@ -43,6 +56,9 @@ from runtime.tools.policy.rules import (
     Tier,
     load_rules_dir,
     stable_json,
+)
+from runtime.tools.policy.rules import (
+    PolicyDecision as PolicyDecision,  # re-exported: the engine's verdict type
 )
 from runtime.tools.policy.sensitive import sensitive_reads
 from runtime.tools.policy.shell_safety import (
@@ -61,28 +77,8 @@ ALWAYS_PRIORITY = 950
 SESSION_TIER = Tier.USER
 
 
-@dataclass(frozen=True)
-class PolicyDecision:
-    """The verdict for one call.
-
-    `decision` is what to do; `rule` the rule that decided (None: no rule matched,
-    or a heuristic overrode it); `reason` a short human explanation;
-    `deny_message` the rule's message for the model when denied.
-    """
-
-    decision: Decision
-    rule: PolicyRule | None
-    reason: str
-    deny_message: str | None = None
-
-
 def policies_dir(base: Path) -> Path:
     return base / ".gemini" / "policies"
-
-
-def _allows_exactly(rule: PolicyRule | None) -> bool:
-    """A rule that names the call's arguments (not just the tool) may allow a secret read."""
-    return rule is not None and rule.decision == "allow" and rule.args_pattern is not None
 
 
 def narrowed_criteria(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -121,6 +117,7 @@ class PolicyEngine:
         extra_rules: Sequence[PolicyRule] = (),
     ) -> None:
         self._workspace_root = workspace_root
+        self._resolved_root = workspace_root.resolve()
         self._user_home = user_home
         self._admin_dir = admin_dir
         self._defaults = default_rules(plans_dir=plans_dir)
@@ -169,9 +166,43 @@ class PolicyEngine:
         mode: str,
         interactive: bool = True,
         mcp_server: str | None = None,
+        read_only: bool = False,
     ) -> PolicyDecision:
-        """The decision for one call in `mode` (an ApprovalMode id)."""
+        """The decision for one call in `mode` (an ApprovalMode id). `read_only`: the
+        tool says it changes nothing (an MCP tool's `readOnlyHint`)."""
         approval_mode = parse_mode(mode)
+        if approval_mode == "plan" and mcp_server is not None and not read_only:
+            return PolicyDecision(
+                decision="deny",
+                rule=None,
+                reason="plan mode runs only MCP tools their server marks read-only",
+                deny_message=PLAN_MODE_DENY_MESSAGE,
+            )
+        verdict = self._evaluate_rules(tool_name, args, approval_mode, mcp_server)
+        if approval_mode == "plan" and mcp_server is not None and default_deny(verdict):
+            verdict = PolicyDecision(
+                decision="ask_user", rule=None, reason="a read-only MCP tool in plan mode"
+            )
+        if approval_mode == "autoEdit" and tool_name == SHELL_TOOL_NAME:
+            verdict = read_only_shell(self._resolved_root, args, verdict)
+        verdict = asked_anyway(tool_name, args, verdict)
+        if verdict.decision == "ask_user" and not interactive:
+            return PolicyDecision(
+                decision="deny",
+                rule=verdict.rule,
+                reason=f"{verdict.reason}; approval is not possible in a non-interactive session",
+                deny_message="This call needs the user's approval, which cannot be asked here.",
+            )
+        return verdict
+
+    def _evaluate_rules(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        approval_mode: ApprovalMode,
+        mcp_server: str | None,
+    ) -> PolicyDecision:
+        """The rules' verdict; a shell line is judged part by part, the strictest wins."""
         rules = self.rules
         command = args.get("command")
         if tool_name == SHELL_TOOL_NAME and isinstance(command, str):
@@ -190,21 +221,12 @@ class PolicyEngine:
             verdict = max(verdicts, key=lambda v: DECISION_SEVERITY[v.decision])
         else:
             verdict = self._evaluate_one(rules, tool_name, args, None, approval_mode, mcp_server)
-        secrets = sensitive_reads(tool_name, args)
-        if secrets and verdict.decision == "allow" and not _allows_exactly(verdict.rule):
-            verdict = PolicyDecision(
-                decision="ask_user",
-                rule=None,
-                reason=f"{', '.join(secrets)} may hold secrets; reading it is always asked",
-            )
-        if verdict.decision == "ask_user" and not interactive:
-            return PolicyDecision(
-                decision="deny",
-                rule=verdict.rule,
-                reason=f"{verdict.reason}; approval is not possible in a non-interactive session",
-                deny_message="This call needs the user's approval, which cannot be asked here.",
-            )
         return verdict
+
+    def record_run(self, tool_name: str, args: dict[str, Any]) -> None:
+        """Told of each call about to run: a write under `.git/` makes git commands asked
+        in auto edit from then on (`guards.record_git_write`)."""
+        record_git_write(self._resolved_root, tool_name, args)
 
     def _evaluate_one(
         self,

@@ -35,7 +35,9 @@ MODES: tuple[ModeInfo, ...] = (
     ModeInfo(
         id="autoEdit",
         name="Auto edit",
-        description="Edit files in the workspace without asking; ask for commands.",
+        description=(
+            "Edit files in the workspace without asking; ask for commands that are not read-only."
+        ),
     ),
     ModeInfo(id="yolo", name="YOLO", description="Run every tool without asking."),
     ModeInfo(

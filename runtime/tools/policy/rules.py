@@ -176,6 +176,21 @@ class PolicyRule(BaseModel):
         return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
 
 
+@dataclass(frozen=True)
+class PolicyDecision:
+    """The verdict for one call.
+
+    `decision` is what to do; `rule` the rule that decided (None: no rule matched,
+    or a heuristic overrode it); `reason` a short human explanation;
+    `deny_message` the rule's message for the model when denied.
+    """
+
+    decision: Decision
+    rule: PolicyRule | None
+    reason: str
+    deny_message: str | None = None
+
+
 def _name_matches(pattern: str, name: str) -> bool:
     if pattern == "*" or pattern == name:
         return True

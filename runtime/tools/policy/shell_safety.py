@@ -9,6 +9,8 @@ judges each part on its own. For every part this module answers:
   a download piped into a shell, command substitution, ...)?
 - which prefix narrows an "always allow" to it (``git status``, ``npm test``, ``ls``)?
 
+(Which commands auto edit runs unasked is `read_only`'s question, not this module's.)
+
 These are heuristics in the safe direction: when in doubt a part needs approval.
 A heredoc body is input, not commands: it is skipped, and the command reading
 it counts as fed from elsewhere (so ``bash <<EOF`` is judged like ``curl | bash``).
@@ -21,16 +23,6 @@ import shlex
 from dataclasses import dataclass
 
 SHELL_TOOL_NAME = "run_shell_command"
-
-# Read-only commands that autoEdit and yolo may run without asking (matched as prefixes).
-SAFE_COMMAND_PREFIXES: tuple[str, ...] = (
-    "ls", "cat", "pwd", "echo", "printf", "head", "tail", "wc", "grep", "egrep", "fgrep",
-    "rg", "find", "tree", "file", "stat", "du", "df", "which", "whoami", "id", "date",
-    "uname", "basename", "dirname", "realpath", "readlink", "diff", "cmp", "sort", "uniq",
-    "cut", "tr", "nl", "jq", "true", "false", "printenv",
-    "git status", "git diff", "git log", "git show", "git branch", "git rev-parse",
-    "git ls-files", "git blame", "git describe",
-)  # fmt: skip
 
 _ALWAYS_DANGEROUS = frozenset({
     "sudo", "su", "doas", "dd", "fdisk", "parted", "mkswap", "shred", "wipefs", "shutdown",
@@ -257,15 +249,6 @@ def matches_prefix(command: str, prefix: str) -> bool:
     """True when `command` is `prefix` or starts with `prefix` followed by a space."""
     command = command.strip()
     return command == prefix or command.startswith(prefix + " ")
-
-
-def is_known_safe(text: str) -> bool:
-    """A read-only command from SAFE_COMMAND_PREFIXES with nothing that needs approval."""
-    part = CommandPart(text=text)
-    return (
-        any(matches_prefix(text, p) for p in SAFE_COMMAND_PREFIXES)
-        and approval_reason(part) is None
-    )
 
 
 def _unquoted(text: str) -> str:

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from runtime.tools.base import GcliTool, ToolEnv
-from runtime.tools.policy.engine import PolicyDecision
-from runtime.tools.policy.rules import Decision, PolicyRule
+from runtime.tools.policy.rules import Decision, PolicyDecision, PolicyRule
 from runtime.tools.policy.shell_safety import SHELL_TOOL_NAME
 
 
@@ -25,6 +24,7 @@ class PolicyChecker(Protocol):
         mode: str,
         interactive: bool = True,
         mcp_server: str | None = None,
+        read_only: bool = False,
     ) -> PolicyDecision: ...
 
     def add_session_rule(

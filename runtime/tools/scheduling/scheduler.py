@@ -36,8 +36,8 @@ from runtime.protocol import DisplayContent, DisplayText, NoticeSink, ToolDispla
 from runtime.services.truncation import DEFAULT_THRESHOLD, truncate_output
 from runtime.tools.base import MEDIA_KEY, GcliTool, ToolEnv, ToolResult
 from runtime.tools.policy.defaults import EDIT_TOOLS
-from runtime.tools.policy.engine import PolicyDecision
 from runtime.tools.policy.modes import mode_rank, parse_mode
+from runtime.tools.policy.rules import PolicyDecision
 from runtime.tools.scheduling.approvals import (
     REJECTED_MESSAGE,
     ApprovalCancelled,
@@ -195,6 +195,9 @@ class Scheduler:
                 )
             await self._approve(call, tool, mode, preview, forced=before.decision == "ask")
         self._queue.release(call.ticket)
+        record_run = getattr(self._policy, "record_run", None)
+        if record_run is not None:  # a write under .git/ changes what is asked from now on
+            record_run(call.name, call.args)
         await self._report.updated(call, None)
         result = await self._execute(call, tool, preview)
         if self._should_truncate(call.name, tool):
@@ -237,6 +240,7 @@ class Scheduler:
             mode=mode,
             interactive=self._interactive,
             mcp_server=getattr(tool, "mcp_server", None),
+            read_only=getattr(tool, "read_only", False) is True,
         )
 
     async def _before_hook(self, call: ToolCall) -> BeforeToolOutcome:
