@@ -6,12 +6,18 @@ One call, in order: look up the tool, validate the args, BeforeTool hook, policy
 execution (progress as `tool_updated`), truncation of large output, AfterTool
 hook, `tool_finished`. The model gets `{"output": text}` or `{"error": text}`.
 
+An AfterTool hook's `tailToolCallRequest` makes the scheduler run that call next,
+through the same pipeline (its own BeforeTool hook, policy and approval), shown as
+a call of its own (`<id>-tail<n>`); the model gets the last call's response in
+place of the first's (at most `MAX_TAIL_CALLS` in a row).
+
 Concurrency: ADK runs a turn's calls as parallel tasks. Each `schedule()` takes
 a ticket when called, so permission requests are asked one at a time in call
 order (`ApprovalQueue`); calls needing no approval do not wait. A task cancelled
 while waiting frees its place. Tool failures become error results; only
 cancellation (`CancelledError`, `ApprovalCancelled`) and a hook's stop
-(`HookStopRequested`) leave `schedule()` as exceptions.
+(`HookStopRequested`, unless `on_stop` is given: then the scheduler calls it with
+the reason and the call ends with that reason) leave `schedule()` as exceptions.
 
 A cancelled permission request (the user cancelled the turn) cancels the call
 and every call of the same batch still waiting to ask. With `on_cancel` the
@@ -26,7 +32,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +66,9 @@ from runtime.tools.scheduling.hooks import (
     BeforeToolOutcome,
     HookStopRequested,
     NoToolHooks,
+    ToolHookContext,
     ToolHooks,
+    mcp_context_of,
 )
 from runtime.tools.scheduling.reporting import CallReporter, NullToolEventSink, ToolEventSink
 
@@ -77,6 +85,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+MAX_TAIL_CALLS = 8  # tail calls chained from one model call
 
 
 class Scheduler:
@@ -106,10 +116,12 @@ class Scheduler:
         output_dir: Path | None = None,
         should_truncate: Callable[[str, GcliTool], bool] = default_should_truncate,
         notify: NoticeSink | None = None,
-        on_ask: Callable[[PermissionRequest], None] | None = None,
+        on_ask: Callable[[PermissionRequest, GcliTool], Awaitable[None] | None] | None = None,
+        on_stop: Callable[[str], None] | None = None,
     ) -> None:
         self._notice_sink = notify
         self._on_ask = on_ask  # the Notification hook, told of every permission request
+        self._on_stop = on_stop  # a hook's `continue: false`: the session ends the turn
         self._tools = dict(tools)
         self._env = env
         self._policy = policy
@@ -149,14 +161,35 @@ class Scheduler:
         agent, CancelledError when the task was cancelled. Everything else ends
         as `{"error": ...}`.
         """
-        ticket = self._queue.take()
+        call = self._new_call(call_id, name, args)
+        response = await self._schedule_call(call)
+        for hop in range(1, MAX_TAIL_CALLS + 1):
+            if call.tail is None:
+                return response
+            tail = call.tail
+            origin = call.original_name or call.name
+            call = self._new_call(f"{call_id}-tail{hop}", tail.name, tail.args, origin)
+            response = await self._schedule_call(call)
+        if call.tail is not None:
+            await self._notify(f"A hook's tail call to {call.tail.name} was not run: too many.")
+        return response
+
+    def _new_call(
+        self, call_id: str, name: str, args: dict[str, Any], original_name: str | None = None
+    ) -> ToolCall:
         tool = self._tools.get(name)
-        call = ToolCall(call_id, name, dict(args), ticket, self._display(tool, name, args))
+        display = self._display(tool, name, args)
+        call = ToolCall(call_id, name, dict(args), self._queue.take(), display)
+        call.original_name = original_name
+        return call
+
+    async def _schedule_call(self, call: ToolCall) -> dict[str, Any]:
+        tool = self._tools.get(call.name)
         try:
             if tool is None:
                 available = ", ".join(sorted(self._tools)) or "none"
                 return await self._report.fail(
-                    call, f'Tool "{name}" not found. Available tools: {available}.'
+                    call, f'Tool "{call.name}" not found. Available tools: {available}.'
                 )
             return await self._run(call, tool)
         except CallEnded as done:
@@ -165,15 +198,16 @@ class Scheduler:
             await self._report.cancelled(call)
             raise
         finally:
-            self._queue.release(ticket)
+            self._queue.release(call.ticket)
 
     # ------------------------------------------------------------ stages
 
     async def _run(self, call: ToolCall, tool: GcliTool) -> dict[str, Any]:
         await self._check_args(call, tool)
-        before = await self._before_hook(call)
-        if before.tool_input is not None:
-            call.args = dict(before.tool_input)
+        context = ToolHookContext(mcp_context_of(tool), call.original_name)
+        before = await self._before_hook(call, context)
+        if before.tool_input is not None:  # merged over the model's args, as Gemini CLI
+            call.args = {**call.args, **before.tool_input}
             call.display = self._display(tool, call.name, call.args)
             await self._check_args(call, tool)
         mode = self._mode_getter()
@@ -197,6 +231,10 @@ class Scheduler:
         self._queue.release(call.ticket)
         await self._report.updated(call, None)
         result = await self._execute(call, tool, preview)
+        if before.tool_input:  # the model is told its call was changed
+            changed = ", ".join(before.tool_input)
+            note = f"\n\n(A hook changed these arguments of the call before it ran: {changed}.)"
+            result = dataclasses.replace(result, llm_content=result.llm_content + note)
         if self._should_truncate(call.name, tool):
             cut = await asyncio.to_thread(
                 truncate_output,
@@ -208,7 +246,7 @@ class Scheduler:
                 threshold=self._threshold,
             )
             result = dataclasses.replace(result, llm_content=cut.text)
-        result = await self._after_hook(call, result)
+        result = await self._after_hook(call, result, context)
         content = result.display or (preview if call.name in EDIT_TOOLS else ())
         await self._report.completed(call, result, content)
         if result.switch_mode is not None and not result.is_error:
@@ -239,9 +277,9 @@ class Scheduler:
             mcp_server=getattr(tool, "mcp_server", None),
         )
 
-    async def _before_hook(self, call: ToolCall) -> BeforeToolOutcome:
+    async def _before_hook(self, call: ToolCall, context: ToolHookContext) -> BeforeToolOutcome:
         try:
-            before = await self._hooks.before_tool(call.name, dict(call.args))
+            before = await self._hooks.before_tool(call.name, dict(call.args), context)
         except asyncio.CancelledError:
             raise
         except Exception:  # a failing hook is not a decision (Gemini CLI); the call goes on
@@ -249,18 +287,18 @@ class Scheduler:
             return BeforeToolOutcome()
         await self._notify(before.system_message)
         if before.stop:
-            reason = before.stop_reason or before.reason or "A hook stopped the agent."
-            await self._report.fail(call, f"Tool execution stopped: {reason}", end=False)
-            raise HookStopRequested(reason)
+            await self._stop(call, before.stop_reason or before.reason)
         if before.decision == "block":
             await self._report.fail(
                 call, f"Tool execution blocked: {before.reason or 'no reason given'}"
             )
         return before
 
-    async def _after_hook(self, call: ToolCall, result: ToolResult) -> ToolResult:
+    async def _after_hook(
+        self, call: ToolCall, result: ToolResult, context: ToolHookContext
+    ) -> ToolResult:
         try:
-            after = await self._hooks.after_tool(call.name, dict(call.args), result)
+            after = await self._hooks.after_tool(call.name, dict(call.args), result, context)
         except asyncio.CancelledError:
             raise
         except Exception:  # a failing hook is not a decision (Gemini CLI); the result stands
@@ -270,7 +308,7 @@ class Scheduler:
         if after.decision == "block":
             result = dataclasses.replace(
                 result,
-                llm_content=f"Tool execution blocked: {after.reason or 'no reason given'}",
+                llm_content=f"Tool result blocked: {after.reason or 'no reason given'}",
                 is_error=True,
             )
         if after.additional_context:
@@ -279,10 +317,20 @@ class Scheduler:
                 llm_content=f"{result.llm_content}\n\n<hook_context>{after.additional_context}</hook_context>",
             )
         if after.stop:
-            reason = after.stop_reason or after.reason or "A hook stopped the agent."
-            await self._report.completed(call, result, result.display)
-            raise HookStopRequested(reason)
+            await self._stop(call, after.stop_reason or after.reason)
+        if after.decision != "block":
+            call.tail = after.tail_call
         return result
+
+    async def _stop(self, call: ToolCall, reason: str | None) -> None:
+        """A hook answered `continue: false`: end the call, and the turn (see the module doc)."""
+        reason = reason or "A hook stopped the agent."
+        message = f"Agent execution stopped by hook: {reason}"
+        if self._on_stop is None:
+            await self._report.fail(call, message, end=False)
+            raise HookStopRequested(reason)
+        self._on_stop(reason)
+        await self._report.fail(call, message)
 
     async def _preview(self, call: ToolCall, tool: GcliTool) -> tuple[DisplayContent, ...]:
         try:
@@ -321,8 +369,10 @@ class Scheduler:
             preview=preview,
             mcp_server=getattr(tool, "mcp_server", None),
         )
-        if self._on_ask is not None:
-            self._on_ask(request)
+        if self._on_ask is not None:  # awaited, as Gemini CLI: the hook is told first
+            told = self._on_ask(request, tool)
+            if inspect.isawaitable(told):
+                await told
         try:
             outcome = await self._env.host.request_permission(request)
         except (RuntimeAgentError, OSError, ConnectionError) as exc:
