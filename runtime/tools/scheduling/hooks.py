@@ -37,6 +37,7 @@ __all__ = [
     "AfterToolOutcome",
     "BeforeToolOutcome",
     "CommandToolHooks",
+    "NO_CONTEXT",
     "HookStopRequested",
     "NoToolHooks",
     "TailCallRequest",

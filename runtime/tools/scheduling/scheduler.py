@@ -61,15 +61,8 @@ from runtime.tools.scheduling.checks import (
     outside_workspace,
     schema_error,
 )
-from runtime.tools.scheduling.hooks import (
-    AfterToolOutcome,
-    BeforeToolOutcome,
-    HookStopRequested,
-    NoToolHooks,
-    ToolHookContext,
-    ToolHooks,
-    mcp_context_of,
-)
+from runtime.tools.scheduling.hook_stages import HookStages
+from runtime.tools.scheduling.hooks import NoToolHooks, ToolHookContext, ToolHooks, mcp_context_of
 from runtime.tools.scheduling.reporting import CallReporter, NullToolEventSink, ToolEventSink
 
 __all__ = [
@@ -121,7 +114,6 @@ class Scheduler:
     ) -> None:
         self._notice_sink = notify
         self._on_ask = on_ask  # the Notification hook, told of every permission request
-        self._on_stop = on_stop  # a hook's `continue: false`: the session ends the turn
         self._tools = dict(tools)
         self._env = env
         self._policy = policy
@@ -132,7 +124,9 @@ class Scheduler:
             -1
         )  # calls with tickets up to this one were cancelled with the turn
         self._report = CallReporter(events or NullToolEventSink())
-        self._hooks: ToolHooks = hooks or NoToolHooks()
+        self._hook_stages = HookStages(
+            hooks or NoToolHooks(), self._report, self._notify, on_stop=on_stop
+        )
         self._interactive = interactive
         self._threshold = truncate_threshold
         self._output_dir = output_dir or env.temp_dir
@@ -205,7 +199,7 @@ class Scheduler:
     async def _run(self, call: ToolCall, tool: GcliTool) -> dict[str, Any]:
         await self._check_args(call, tool)
         context = ToolHookContext(mcp_context_of(tool), call.original_name)
-        before = await self._before_hook(call, context)
+        before = await self._hook_stages.before(call, context)
         if before.tool_input is not None:  # merged over the model's args, as Gemini CLI
             call.args = {**call.args, **before.tool_input}
             call.display = self._display(tool, call.name, call.args)
@@ -246,7 +240,7 @@ class Scheduler:
                 threshold=self._threshold,
             )
             result = dataclasses.replace(result, llm_content=cut.text)
-        result = await self._after_hook(call, result, context)
+        result = await self._hook_stages.after(call, result, context)
         content = result.display or (preview if call.name in EDIT_TOOLS else ())
         await self._report.completed(call, result, content)
         if result.switch_mode is not None and not result.is_error:
@@ -276,61 +270,6 @@ class Scheduler:
             interactive=self._interactive,
             mcp_server=getattr(tool, "mcp_server", None),
         )
-
-    async def _before_hook(self, call: ToolCall, context: ToolHookContext) -> BeforeToolOutcome:
-        try:
-            before = await self._hooks.before_tool(call.name, dict(call.args), context)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a failing hook is not a decision (Gemini CLI); the call goes on
-            logger.exception("BeforeTool hook failed for %s", call.name)
-            return BeforeToolOutcome()
-        await self._notify(before.system_message)
-        if before.stop:
-            await self._stop(call, before.stop_reason or before.reason)
-        if before.decision == "block":
-            await self._report.fail(
-                call, f"Tool execution blocked: {before.reason or 'no reason given'}"
-            )
-        return before
-
-    async def _after_hook(
-        self, call: ToolCall, result: ToolResult, context: ToolHookContext
-    ) -> ToolResult:
-        try:
-            after = await self._hooks.after_tool(call.name, dict(call.args), result, context)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a failing hook is not a decision (Gemini CLI); the result stands
-            logger.exception("AfterTool hook failed for %s", call.name)
-            after = AfterToolOutcome()
-        await self._notify(after.system_message)
-        if after.decision == "block":
-            result = dataclasses.replace(
-                result,
-                llm_content=f"Tool result blocked: {after.reason or 'no reason given'}",
-                is_error=True,
-            )
-        if after.additional_context:
-            result = dataclasses.replace(
-                result,
-                llm_content=f"{result.llm_content}\n\n<hook_context>{after.additional_context}</hook_context>",
-            )
-        if after.stop:
-            await self._stop(call, after.stop_reason or after.reason)
-        if after.decision != "block":
-            call.tail = after.tail_call
-        return result
-
-    async def _stop(self, call: ToolCall, reason: str | None) -> None:
-        """A hook answered `continue: false`: end the call, and the turn (see the module doc)."""
-        reason = reason or "A hook stopped the agent."
-        message = f"Agent execution stopped by hook: {reason}"
-        if self._on_stop is None:
-            await self._report.fail(call, message, end=False)
-            raise HookStopRequested(reason)
-        self._on_stop(reason)
-        await self._report.fail(call, message)
 
     async def _preview(self, call: ToolCall, tool: GcliTool) -> tuple[DisplayContent, ...]:
         try:
