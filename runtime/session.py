@@ -263,6 +263,9 @@ class AgentSession:
         """Drop the last `turns` exchanges (each from a typed prompt on): the record
         (ChatRecordingService.rewindTo) and the model's history. Returns what went."""
         self._idle()
+        return await self._drop_turns(turns)
+
+    async def _drop_turns(self, turns: int) -> list[Message]:
         recording = self._recording()
         prompts = [
             m for m in recording.messages if m.get("type") == "user" and not m.get("synthetic")
@@ -272,6 +275,18 @@ class AgentSession:
         removed = recording.rewind_to(prompts[-min(turns, len(prompts))]["id"])
         await self.restore(recording.messages)
         return removed
+
+    async def clear_context(self) -> None:
+        """Forget the conversation inside a running prompt (an AfterAgent hook's
+        `clearContext`): the model's history and the record start over, between two
+        model turns; the editor keeps what it showed."""
+        if self.recorder is not None:
+            await self._drop_turns(10**9)
+            return
+        live = await self.session_service.get_session(
+            app_name=APP_NAME, user_id=USER_ID, session_id=self.id
+        )
+        await self.session_service.replace_events(live, [])
 
     def last_prompt_tokens(self) -> int:
         # Counts from before a compression summary no longer apply.
@@ -472,5 +487,6 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
         injection=injection,
         hooks=hooks,
     )
+    protocol.on_clear_context = session.clear_context
     link.attach(session)
     return session

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,15 +42,9 @@ class SessionLink:
 
     def __init__(self) -> None:
         self._session: AgentSession | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
 
     def attach(self, session: AgentSession) -> None:
         self._session = session
-
-    def keep(self, task: asyncio.Task[Any]) -> None:
-        """Hold a fire-and-forget task (a Notification hook) until it ends."""
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     @property
     def session(self) -> AgentSession:
@@ -168,22 +162,35 @@ def build_hooks(spec: SessionSpec, link: SessionLink) -> HookRunner | None:
     )
 
 
-def notification_hook(hooks: HookRunner, link: SessionLink) -> Callable[[Any], None]:
-    """The Notification hook, fired (not awaited) for every permission request."""
+def notification_hook(
+    hooks: HookRunner, link: SessionLink
+) -> Callable[[Any, Any], Awaitable[None]]:
+    """The Notification hook, run for every permission request before it is asked
+    (as Gemini CLI); its system message is shown first."""
     from runtime.services.hooks import fire
+    from runtime.tools.scheduling.notification import permission_notification
 
-    def on_ask(request: Any) -> None:
+    async def on_ask(request: Any, tool: Any) -> None:
         if not hooks.has("Notification"):
             return
-        payload = {
-            "notification_type": "ToolPermission",
-            "message": f"Permission needed: {request.title}",
-            "details": {"tool_call_id": request.tool_call_id, "kind": request.kind},
-        }
-        task = asyncio.create_task(fire(hooks, "Notification", payload, "ToolPermission"))
-        link.keep(task)
+        payload = permission_notification(request, tool)
+        verdict = await fire(hooks, "Notification", payload, "ToolPermission")
+        if verdict.system_message:
+            link.notice(verdict.system_message)
 
     return on_ask
+
+
+def hook_stop(link: SessionLink, verb: str = "stopped") -> Callable[[str], None]:
+    """A hook's `continue: false` (or an AfterModel deny, `verb` "blocked"): the turn
+    ends (completed) with the reason shown."""
+    from runtime.adk.agent_protocol import StopRequest
+
+    def stop(reason: str) -> None:
+        message = f"Agent execution {verb}: {reason}"
+        link.request_stop(StopRequest(reason="completed", message=message, code="HOOK_STOP"))
+
+    return stop
 
 
 def build_scheduler(
@@ -243,6 +250,7 @@ def build_scheduler(
         hooks=tool_hooks,
         notify=link.notice,
         on_ask=notification_hook(hooks, link) if hooks is not None else None,
+        on_stop=hook_stop(link),
         interactive=not isinstance(spec.host, HeadlessHost),
     )
     return SchedulerParts(scheduler=scheduler, tools=dict(tools), policy=policy)
@@ -315,10 +323,14 @@ def build_plugins(
     if hooks is not None and any(hooks.has(e) for e in MODEL_EVENTS):
         from runtime.adk.plugins.hook_bridge import HookBridgePlugin
 
-        def stop(reason: str) -> None:
-            link.request_stop(StopRequest(reason="completed", message=reason, code="HOOK_STOP"))
-
-        plugins.append(HookBridgePlugin(hooks, notice=link.notice, stop=stop))
+        plugins.append(
+            HookBridgePlugin(
+                hooks,
+                notice=link.notice,
+                stop=hook_stop(link),
+                block=hook_stop(link, "blocked"),
+            )
+        )
     if injection is not None:
         from runtime.adk.plugins.steering import SteeringAdkPlugin
 

@@ -20,7 +20,7 @@ import asyncio
 import logging
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,7 @@ from runtime.protocol import (
 logger = logging.getLogger(__name__)
 
 EVENT_LOG_LIMIT = 4096  # events kept for `AgentProtocol.events`
+AFTER_AGENT_RETRIES = 10  # AfterAgent denies that re-prompt the model within one prompt
 
 ABORT_GRACE_S = 0.25
 
@@ -139,6 +140,8 @@ class AdkAgentProtocol(AgentProtocol):
     ) -> None:
         self._control = control
         self._hooks = hooks
+        # set by the session: forgets the conversation (an AfterAgent `clearContext`)
+        self.on_clear_context: Callable[[], Awaitable[None]] | None = None
         self._pending_notices: list[str] = []
         self._context: list[str] = []
         self._runner = runner
@@ -311,9 +314,12 @@ class AdkAgentProtocol(AgentProtocol):
         self._pending_notices.clear()
 
     async def _run_turns(self, payload: MessageSend, translator: AdkEventTranslator) -> None:
-        """The prompt, then any follow-up a guard or an AfterAgent hook leaves."""
-        message: types.Content | None = await self._before_agent(payload)
-        retried = False
+        """The prompt, then any follow-up a guard or an AfterAgent hook leaves (an
+        AfterAgent deny is a new prompt, through BeforeAgent again, at most
+        `AFTER_AGENT_RETRIES` times)."""
+        prompt = "".join(p.text for p in payload.content if isinstance(p, TextPart))
+        message: types.Content | None = await self._before_agent(payload.content)
+        retries = 0
         while message is not None:
             answer: list[str] = []
             async for event in self._runner.run_async(
@@ -328,9 +334,11 @@ class AdkAgentProtocol(AgentProtocol):
                         answer += [p.text for p in out.content if isinstance(p, TextPart)]
                     self._emit(out)
             message = self._follow_up()
-            if message is None and not retried:
-                message = await self._after_agent(payload, "".join(answer))
-                retried = message is not None
+            if message is None and retries < AFTER_AGENT_RETRIES:
+                retry = await self._after_agent(prompt, "".join(answer), retries > 0)
+                if retry is not None:
+                    retries, prompt = retries + 1, retry
+                    message = await self._before_agent((TextPart(text=retry),))
 
     async def _run_stream(self, stream_id: str, payload: MessageSend) -> None:
         def ids() -> str:
@@ -382,24 +390,25 @@ class AdkAgentProtocol(AgentProtocol):
                 AgentEndEvent(id=ids(), stream_id=stream_id, reason=reason, data=data or None)
             )
 
-    async def _before_agent(self, payload: MessageSend) -> types.Content | None:
+    async def _before_agent(self, parts: tuple[Any, ...]) -> types.Content | None:
         """The user's message, after BeforeAgent hooks (None: a hook blocked it)."""
         from runtime.services.hooks import fire
 
-        content = user_content(payload.content)
+        content = user_content(parts)
         extra = list(self._context)
         self._context.clear()
         if self._hooks is not None and self._hooks.has("BeforeAgent"):
-            text = "".join(p.text for p in payload.content if isinstance(p, TextPart))
+            text = "".join(p.text for p in parts if isinstance(p, TextPart))
             verdict = await fire(self._hooks, "BeforeAgent", {"prompt": text})
             if verdict.system_message:
                 self.notice(verdict.system_message)
             if verdict.stop or verdict.blocked:
-                why = verdict.stop_reason if verdict.stop else verdict.reason
+                why = (verdict.stop_reason if verdict.stop else None) or verdict.reason
+                verb = "stopped" if verdict.stop else "blocked"
                 self._stop = StopRequest(
                     reason="completed",
-                    message=f"The prompt was blocked by a hook: {why or 'no reason given'}",
-                    code="HOOK_BLOCKED",
+                    message=f"Agent execution {verb}: {why or 'no reason given'}",
+                    code="HOOK_STOP" if verdict.stop else "HOOK_BLOCKED",
                 )
                 return None
             if verdict.additional_context:
@@ -411,31 +420,32 @@ class AdkAgentProtocol(AgentProtocol):
             ]
         return content
 
-    async def _after_agent(self, payload: MessageSend, response: str) -> types.Content | None:
-        """AfterAgent hooks: a deny sends its reason back to the model as a new prompt
-        (once per prompt); `continue: false` stops."""
+    async def _after_agent(self, prompt: str, response: str, retrying: bool) -> str | None:
+        """AfterAgent hooks (`stop_hook_active` on a retried turn): a deny's reason is
+        shown and returned, to go to the model as a new prompt; `continue: false` stops;
+        `clearContext` makes the model forget the conversation first."""
         from runtime.services.hooks import fire
 
         if self._hooks is None or not self._hooks.has("AfterAgent") or self._stop is not None:
             return None
         if self._abort is not None and self._abort.is_set():
             return None
-        text = "".join(p.text for p in payload.content if isinstance(p, TextPart))
-        verdict = await fire(
-            self._hooks, "AfterAgent", {"prompt": text, "prompt_response": response}
-        )
-        if verdict.system_message:
-            self.notice(verdict.system_message)
+        payload = {"prompt": prompt, "prompt_response": response, "stop_hook_active": retrying}
+        verdict = await fire(self._hooks, "AfterAgent", payload)
+        shown = verdict.system_message
         if verdict.stop:
+            why = shown or verdict.stop_reason or verdict.reason or "no reason given"
             self._stop = StopRequest(
-                reason="completed",
-                message=f"Stopped by a hook: {verdict.stop_reason or 'no reason given'}",
-                code="HOOK_STOP",
+                reason="completed", message=f"Agent execution stopped: {why}", code="HOOK_STOP"
             )
-            return None
-        if verdict.blocked and verdict.reason:
-            return types.Content(role="user", parts=[types.Part(text=verdict.reason)])
-        return None
+        elif verdict.blocked:
+            self.notice(f"Agent execution blocked: {shown or verdict.reason or 'no reason given'}")
+        elif shown:
+            self.notice(shown)
+        if verdict.clear_context and self.on_clear_context is not None:
+            await self.on_clear_context()
+            self.notice("Conversation context has been cleared.")
+        return verdict.reason if verdict.blocked and not verdict.stop else None
 
     def _follow_up(self) -> types.Content | None:
         """A user turn a guard left to send within this prompt (a loop nudge), if any."""

@@ -311,6 +311,15 @@ def specific(output: Mapping[str, Any], key: str) -> Any:
     return output.get(key)
 
 
+def context_text(output: Mapping[str, Any]) -> str | None:
+    """An answer's `hookSpecificOutput.additionalContext`, with `<` and `>` escaped so
+    it cannot close the `<hook_context>` tag it is wrapped in (as Gemini CLI)."""
+    value = specific(output, "additionalContext")
+    if not isinstance(value, str) or not value:
+        return None
+    return value.replace("<", "&lt;").replace(">", "&gt;")
+
+
 def joined(values: Any) -> str | None:
     texts = [str(v) for v in values if v]
     return "\n".join(texts) if texts else None
@@ -320,7 +329,8 @@ def joined(values: Any) -> str | None:
 class HookVerdict:
     """What the hooks of one lifecycle or agent event decided, merged: `blocked` (a
     deny/block decision, with `reason`), `stop` (`continue: false`, `stop_reason`),
-    `additional_context` for the model, `system_message` for the user."""
+    `additional_context` for the model, `system_message` for the user,
+    `clear_context` (AfterAgent's `hookSpecificOutput.clearContext`)."""
 
     blocked: bool = False
     reason: str | None = None
@@ -328,6 +338,7 @@ class HookVerdict:
     stop: bool = False
     stop_reason: str | None = None
     system_message: str | None = None
+    clear_context: bool = False
     answers: tuple[dict[str, Any], ...] = ()
 
     @staticmethod
@@ -336,10 +347,11 @@ class HookVerdict:
         return HookVerdict(
             blocked=bool(blocks),
             reason=joined(a.get("reason") for a in (blocks or answers)),
-            additional_context=joined(specific(a, "additionalContext") for a in answers),
+            additional_context=joined(context_text(a) for a in answers),
             stop=any(a.get("continue") is False for a in answers),
             stop_reason=joined(a.get("stopReason") for a in answers),
             system_message=joined(a.get("systemMessage") for a in answers),
+            clear_context=any(specific(a, "clearContext") is True for a in answers),
             answers=tuple(answers),
         )
 

@@ -25,17 +25,21 @@ def hook(
     *,
     exit_code: int = 0,
     sleep_s: float = 0.0,
+    on_retry: dict[str, Any] | str | None = None,
 ) -> str:
-    """A hook command: logs its input, sleeps, prints `answer`, exits with `exit_code`."""
+    """A hook command: logs its input, sleeps, prints `answer` (`on_retry` instead
+    when its input has `stop_hook_active: true`), exits with `exit_code`."""
     script = tmp_path / f"{name}.py"
     text = answer if isinstance(answer, str) else json.dumps(answer)
+    retry = text if on_retry is None else on_retry
+    retry = retry if isinstance(retry, str) else json.dumps(retry)
     script.write_text(
         "import json, sys, time\n"
         "data = json.load(sys.stdin)\n"
         f"with open({str(tmp_path / 'hooks.log')!r}, 'a') as log:\n"
         f"    log.write(json.dumps({{'hook': {name!r}, **data}}) + '\\n')\n"
         f"time.sleep({sleep_s})\n"
-        f"sys.stdout.write({text!r})\n"
+        f"sys.stdout.write({retry!r} if data.get('stop_hook_active') else {text!r})\n"
         f"sys.exit({exit_code})\n"
     )
     return f"python3 {script}"
@@ -89,7 +93,12 @@ async def test_lifecycle_and_agent_hooks(
             ],
             "AfterAgent": [
                 group(
-                    hook(tmp_path, "after_agent", {"decision": "deny", "reason": "Add a summary."})
+                    hook(
+                        tmp_path,
+                        "after_agent",
+                        {"decision": "deny", "reason": "Add a summary."},
+                        on_retry="",
+                    )
                 )
             ],
             "PreCompress": [group(hook(tmp_path, "pre_compress"), matcher="manual")],
@@ -106,8 +115,9 @@ async def test_lifecycle_and_agent_hooks(
     first, retry = fake_gemini.generate_requests
     sent = first.last_user_text
     assert "do the thing" in sent and "Sprint goal: tests." in sent and "Branch: main" in sent
-    assert retry.last_user_text == "Add a summary."  # AfterAgent's deny is sent back, once
-    [after] = calls(tmp_path, "after_agent")
+    # AfterAgent's deny is sent back, as a new prompt (through BeforeAgent again)
+    assert retry.last_user_text == "Add a summary.<hook_context>Branch: main</hook_context>"
+    after, _ = calls(tmp_path, "after_agent")
     assert after["prompt"] == "do the thing" and after["prompt_response"] == "first answer"
     assert after["hook_event_name"] == "AfterAgent" and after["session_id"] == agent.session_id
     assert after["transcript_path"].endswith(".jsonl")
@@ -130,7 +140,7 @@ async def test_a_before_agent_hook_blocks_a_prompt(
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
     assert await agent.prompt("deploy it") == {"stopReason": "end_turn"}
     assert fake_gemini.generate_requests == []
-    assert "blocked by a hook: No deploys on Friday." in agent.text()
+    assert "Agent execution blocked: No deploys on Friday." in agent.text()
 
 
 async def test_model_hooks_answer_rewrite_and_restrict(

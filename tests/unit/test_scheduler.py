@@ -353,12 +353,14 @@ class ScriptedHooks:
         self.after = after or AfterToolOutcome()
         self.seen_results: list[ToolResult] = []
 
-    async def before_tool(self, name: str, args: dict[str, Any]) -> BeforeToolOutcome:
+    async def before_tool(
+        self, name: str, args: dict[str, Any], context: Any = None
+    ) -> BeforeToolOutcome:
         self.log.append("before")
         return self.before
 
     async def after_tool(
-        self, name: str, args: dict[str, Any], result: ToolResult
+        self, name: str, args: dict[str, Any], result: ToolResult, context: Any = None
     ) -> AfterToolOutcome:
         truncated = result.llm_content.startswith("Output too large.")
         self.log.append("after(truncated)" if truncated else "after")
@@ -441,14 +443,16 @@ async def test_after_hook_adds_context_or_blocks(tmp_path: Path) -> None:
     block = ScriptedHooks(after=AfterToolOutcome(decision="block", reason="contains a secret"))
     h2 = make(tmp_path, FakeTool("glob", output="KEY=1"), hooks=block)
     assert (await h2.scheduler.schedule("c1", "glob", {})) == {
-        "error": "Tool execution blocked: contains a secret"
+        "error": "Tool result blocked: contains a secret"
     }
     assert h2.sink.kinds()[-1] == "failed"
 
 
 async def test_a_failing_hook_is_not_a_decision(tmp_path: Path) -> None:
     class BrokenHooks(ScriptedHooks):
-        async def before_tool(self, name: str, args: dict[str, Any]) -> BeforeToolOutcome:
+        async def before_tool(
+            self, name: str, args: dict[str, Any], context: Any = None
+        ) -> BeforeToolOutcome:
             raise ValueError("bad hook")
 
     h = make(tmp_path, FakeTool("glob"), hooks=BrokenHooks())

@@ -140,7 +140,8 @@ async def test_hooks_can_rewrite_input_sequentially(tmp_path: Path) -> None:
         ]
     }
     result, tool = await run(tmp_path, hooks_for(tmp_path, settings), {"text": "x"})
-    assert tool.seen == [{"text": "x-1-2"}] and result == {"output": "x-1-2"}
+    assert tool.seen == [{"text": "x-1-2"}]
+    assert result["output"].startswith("x-1-2\n\n(A hook changed these arguments")
 
 
 async def test_a_timed_out_hook_is_not_a_decision(tmp_path: Path) -> None:

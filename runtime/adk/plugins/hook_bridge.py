@@ -9,7 +9,8 @@
   toolConfig {mode: AUTO|ANY|NONE, allowedFunctionNames}` restricts what the model is
   offered: declarations outside the list are removed, NONE removes them all.
 - AfterModel (`after_model_callback`, for every streamed chunk, as Gemini CLI):
-  `hookSpecificOutput.llm_response` replaces the chunk's text.
+  `hookSpecificOutput.llm_response` replaces the chunk's text; a deny drops the
+  chunk and ends the turn ("Agent execution blocked: <reason>").
 
 With no model hook configured the plugin is not installed at all.
 """
@@ -169,11 +170,13 @@ class HookBridgePlugin(BasePlugin):
         *,
         notice: Callable[[str], None],
         stop: Callable[[str], None],
+        block: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(name="gcli_hook_bridge")
         self._hooks = hooks
         self._notice = notice
         self._stop = stop
+        self._block = block or stop
         self._last_request: dict[str, Any] | None = None
 
     def _tell(self, verdict: HookVerdict) -> bool:
@@ -234,7 +237,12 @@ class HookBridgePlugin(BasePlugin):
         }
         answers = await self._hooks.run("AfterModel", payload)
         verdict = HookVerdict.of(answers)
-        self._tell(verdict)
+        if self._tell(verdict) or verdict.blocked:
+            if not verdict.stop:
+                self._block(verdict.reason or "a hook blocked the model's answer")
+            return llm_response.model_copy(
+                update={"content": types.Content(role="model", parts=[])}
+            )
         for answer in answers:
             replacement = response_from_hook(
                 specific(answer, "llm_response"), partial=llm_response.partial

@@ -46,3 +46,5 @@ class ToolCall:
     display: ToolDisplay
     requested: bool = False
     finished: bool = False
+    original_name: str | None = None  # a tail call: the name the model called
+    tail: Any = None  # the TailCallRequest an AfterTool hook made of this call

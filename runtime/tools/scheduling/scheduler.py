@@ -6,12 +6,18 @@ One call, in order: look up the tool, validate the args, BeforeTool hook, policy
 execution (progress as `tool_updated`), truncation of large output, AfterTool
 hook, `tool_finished`. The model gets `{"output": text}` or `{"error": text}`.
 
+An AfterTool hook's `tailToolCallRequest` makes the scheduler run that call next,
+through the same pipeline (its own BeforeTool hook, policy and approval), shown as
+a call of its own (`<id>-tail<n>`); the model gets the last call's response in
+place of the first's (at most `MAX_TAIL_CALLS` in a row).
+
 Concurrency: ADK runs a turn's calls as parallel tasks. Each `schedule()` takes
 a ticket when called, so permission requests are asked one at a time in call
 order (`ApprovalQueue`); calls needing no approval do not wait. A task cancelled
 while waiting frees its place. Tool failures become error results; only
 cancellation (`CancelledError`, `ApprovalCancelled`) and a hook's stop
-(`HookStopRequested`) leave `schedule()` as exceptions.
+(`HookStopRequested`, unless `on_stop` is given: then the scheduler calls it with
+the reason and the call ends with that reason) leave `schedule()` as exceptions.
 
 A cancelled permission request (the user cancelled the turn) cancels the call
 and every call of the same batch still waiting to ask. With `on_cancel` the
@@ -26,7 +32,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +61,8 @@ from runtime.tools.scheduling.checks import (
     outside_workspace,
     schema_error,
 )
-from runtime.tools.scheduling.hooks import (
-    AfterToolOutcome,
-    BeforeToolOutcome,
-    HookStopRequested,
-    NoToolHooks,
-    ToolHooks,
-)
+from runtime.tools.scheduling.hook_stages import HookStages
+from runtime.tools.scheduling.hooks import NoToolHooks, ToolHookContext, ToolHooks, mcp_context_of
 from runtime.tools.scheduling.reporting import CallReporter, NullToolEventSink, ToolEventSink
 
 __all__ = [
@@ -77,6 +78,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+MAX_TAIL_CALLS = 8  # tail calls chained from one model call
 
 
 class Scheduler:
@@ -106,7 +109,8 @@ class Scheduler:
         output_dir: Path | None = None,
         should_truncate: Callable[[str, GcliTool], bool] = default_should_truncate,
         notify: NoticeSink | None = None,
-        on_ask: Callable[[PermissionRequest], None] | None = None,
+        on_ask: Callable[[PermissionRequest, GcliTool], Awaitable[None] | None] | None = None,
+        on_stop: Callable[[str], None] | None = None,
     ) -> None:
         self._notice_sink = notify
         self._on_ask = on_ask  # the Notification hook, told of every permission request
@@ -120,7 +124,9 @@ class Scheduler:
             -1
         )  # calls with tickets up to this one were cancelled with the turn
         self._report = CallReporter(events or NullToolEventSink())
-        self._hooks: ToolHooks = hooks or NoToolHooks()
+        self._hook_stages = HookStages(
+            hooks or NoToolHooks(), self._report, self._notify, on_stop=on_stop
+        )
         self._interactive = interactive
         self._threshold = truncate_threshold
         self._output_dir = output_dir or env.temp_dir
@@ -149,14 +155,35 @@ class Scheduler:
         agent, CancelledError when the task was cancelled. Everything else ends
         as `{"error": ...}`.
         """
-        ticket = self._queue.take()
+        call = self._new_call(call_id, name, args)
+        response = await self._schedule_call(call)
+        for hop in range(1, MAX_TAIL_CALLS + 1):
+            if call.tail is None:
+                return response
+            tail = call.tail
+            origin = call.original_name or call.name
+            call = self._new_call(f"{call_id}-tail{hop}", tail.name, tail.args, origin)
+            response = await self._schedule_call(call)
+        if call.tail is not None:
+            await self._notify(f"A hook's tail call to {call.tail.name} was not run: too many.")
+        return response
+
+    def _new_call(
+        self, call_id: str, name: str, args: dict[str, Any], original_name: str | None = None
+    ) -> ToolCall:
         tool = self._tools.get(name)
-        call = ToolCall(call_id, name, dict(args), ticket, self._display(tool, name, args))
+        display = self._display(tool, name, args)
+        call = ToolCall(call_id, name, dict(args), self._queue.take(), display)
+        call.original_name = original_name
+        return call
+
+    async def _schedule_call(self, call: ToolCall) -> dict[str, Any]:
+        tool = self._tools.get(call.name)
         try:
             if tool is None:
                 available = ", ".join(sorted(self._tools)) or "none"
                 return await self._report.fail(
-                    call, f'Tool "{name}" not found. Available tools: {available}.'
+                    call, f'Tool "{call.name}" not found. Available tools: {available}.'
                 )
             return await self._run(call, tool)
         except CallEnded as done:
@@ -165,15 +192,16 @@ class Scheduler:
             await self._report.cancelled(call)
             raise
         finally:
-            self._queue.release(ticket)
+            self._queue.release(call.ticket)
 
     # ------------------------------------------------------------ stages
 
     async def _run(self, call: ToolCall, tool: GcliTool) -> dict[str, Any]:
         await self._check_args(call, tool)
-        before = await self._before_hook(call)
-        if before.tool_input is not None:
-            call.args = dict(before.tool_input)
+        context = ToolHookContext(mcp_context_of(tool), call.original_name)
+        before = await self._hook_stages.before(call, context)
+        if before.tool_input is not None:  # merged over the model's args, as Gemini CLI
+            call.args = {**call.args, **before.tool_input}
             call.display = self._display(tool, call.name, call.args)
             await self._check_args(call, tool)
         mode = self._mode_getter()
@@ -200,6 +228,10 @@ class Scheduler:
             record_run(call.name, call.args)
         await self._report.updated(call, None)
         result = await self._execute(call, tool, preview)
+        if before.tool_input:  # the model is told its call was changed
+            changed = ", ".join(before.tool_input)
+            note = f"\n\n(A hook changed these arguments of the call before it ran: {changed}.)"
+            result = dataclasses.replace(result, llm_content=result.llm_content + note)
         if self._should_truncate(call.name, tool):
             cut = await asyncio.to_thread(
                 truncate_output,
@@ -211,7 +243,7 @@ class Scheduler:
                 threshold=self._threshold,
             )
             result = dataclasses.replace(result, llm_content=cut.text)
-        result = await self._after_hook(call, result)
+        result = await self._hook_stages.after(call, result, context)
         content = result.display or (preview if call.name in EDIT_TOOLS else ())
         await self._report.completed(call, result, content)
         if result.switch_mode is not None and not result.is_error:
@@ -242,51 +274,6 @@ class Scheduler:
             mcp_server=getattr(tool, "mcp_server", None),
             read_only=getattr(tool, "read_only", False) is True,
         )
-
-    async def _before_hook(self, call: ToolCall) -> BeforeToolOutcome:
-        try:
-            before = await self._hooks.before_tool(call.name, dict(call.args))
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a failing hook is not a decision (Gemini CLI); the call goes on
-            logger.exception("BeforeTool hook failed for %s", call.name)
-            return BeforeToolOutcome()
-        await self._notify(before.system_message)
-        if before.stop:
-            reason = before.stop_reason or before.reason or "A hook stopped the agent."
-            await self._report.fail(call, f"Tool execution stopped: {reason}", end=False)
-            raise HookStopRequested(reason)
-        if before.decision == "block":
-            await self._report.fail(
-                call, f"Tool execution blocked: {before.reason or 'no reason given'}"
-            )
-        return before
-
-    async def _after_hook(self, call: ToolCall, result: ToolResult) -> ToolResult:
-        try:
-            after = await self._hooks.after_tool(call.name, dict(call.args), result)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a failing hook is not a decision (Gemini CLI); the result stands
-            logger.exception("AfterTool hook failed for %s", call.name)
-            after = AfterToolOutcome()
-        await self._notify(after.system_message)
-        if after.decision == "block":
-            result = dataclasses.replace(
-                result,
-                llm_content=f"Tool execution blocked: {after.reason or 'no reason given'}",
-                is_error=True,
-            )
-        if after.additional_context:
-            result = dataclasses.replace(
-                result,
-                llm_content=f"{result.llm_content}\n\n<hook_context>{after.additional_context}</hook_context>",
-            )
-        if after.stop:
-            reason = after.stop_reason or after.reason or "A hook stopped the agent."
-            await self._report.completed(call, result, result.display)
-            raise HookStopRequested(reason)
-        return result
 
     async def _preview(self, call: ToolCall, tool: GcliTool) -> tuple[DisplayContent, ...]:
         try:
@@ -327,8 +314,10 @@ class Scheduler:
             preview=preview,
             mcp_server=getattr(tool, "mcp_server", None),
         )
-        if self._on_ask is not None:
-            self._on_ask(request)
+        if self._on_ask is not None:  # awaited, as Gemini CLI: the hook is told first
+            told = self._on_ask(request, tool)
+            if inspect.isawaitable(told):
+                await told
         try:
             outcome = await self._env.host.request_permission(request)
         except (RuntimeAgentError, OSError, ConnectionError) as exc:
