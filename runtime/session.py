@@ -206,6 +206,10 @@ class AgentSession:
             await self.restore(list(self.spec.history), live)
         if self.recorder is not None:
             self.session_service.on_append = self.recorder.on_adk_event
+        from runtime.session_build import startup_notices
+
+        for text in startup_notices(self.spec, self.policy):
+            self.protocol.pending_notice(text)
         await self.session_start(self.spec.start_source)
         if self.mcp is not None:
             self.mcp.servers.start()
