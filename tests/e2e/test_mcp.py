@@ -46,13 +46,19 @@ def stdio_entry(name: str, *args: str, env: dict[str, str] | None = None) -> Jso
 
 
 async def start(
-    make_agent: MakeAgent, tmp_path: Path, fake: FakeGeminiServer, servers: list[JsonObject]
+    make_agent: MakeAgent,
+    tmp_path: Path,
+    fake: FakeGeminiServer,
+    servers: list[JsonObject],
+    env: dict[str, str | None] | None = None,
 ) -> tuple[AcpTestClient, str]:
+    """An agent (with `env` over the test environment) and a session with `servers`."""
     home, workspace = tmp_path / "home", tmp_path / "ws"
     home.mkdir()
     workspace.mkdir()
-    env: dict[str, str | None] = {key: None for key in CLEARED_ENV}
-    env |= {"HOME": str(home), "GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    full: dict[str, str | None] = {key: None for key in CLEARED_ENV}
+    full |= {"HOME": str(home), "GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    env = full | (env or {})
     client = await make_agent(AGENT, env, cwd=workspace, permission_policy="queue")
     await client.initialize(EDITOR)
     new = await client.new_session(workspace.resolve(), mcp_servers=servers)
