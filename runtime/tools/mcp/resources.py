@@ -24,24 +24,28 @@ def _resources(servers: McpServers) -> list[tuple[McpConnection, mcp_types.Resou
     return [(c, r) for c in servers.ready_connections() for r in c.resources]
 
 
-class ListMcpResourcesTool(GcliTool):
-    name = LIST_TOOL
-    kind = "search"
-    description = "Lists all available resources exposed by connected MCP servers."
+class _ResourceTool(GcliTool):
+    """A tool over the session's servers, with one string parameter."""
+
+    parameter: tuple[str, str, bool]  # name, description, required
 
     def __init__(self, servers: McpServers) -> None:
         self.servers = servers
 
     def parameters_schema(self) -> dict[str, Any]:
-        return {
+        name, description, required = self.parameter
+        schema: dict[str, Any] = {
             "type": "object",
-            "properties": {
-                "serverName": {
-                    "type": "string",
-                    "description": "Optional: list only the resources of this server.",
-                }
-            },
+            "properties": {name: {"type": "string", "description": description}},
         }
+        return schema | ({"required": [name]} if required else {})
+
+
+class ListMcpResourcesTool(_ResourceTool):
+    name = LIST_TOOL
+    kind = "search"
+    description = "Lists all available resources exposed by connected MCP servers."
+    parameter = ("serverName", "Optional: list only the resources of this server.", False)
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         server = args.get("serverName")
@@ -63,22 +67,11 @@ class ListMcpResourcesTool(GcliTool):
         return ToolResult(llm_content="\n".join(lines))
 
 
-class ReadMcpResourceTool(GcliTool):
+class ReadMcpResourceTool(_ResourceTool):
     name = READ_TOOL
     kind = "read"
     description = "Reads the content of a specified Model Context Protocol (MCP) resource."
-
-    def __init__(self, servers: McpServers) -> None:
-        self.servers = servers
-
-    def parameters_schema(self) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
-                "uri": {"type": "string", "description": "The URI of the MCP resource to read."}
-            },
-            "required": ["uri"],
-        }
+    parameter = ("uri", "The URI of the MCP resource to read.", True)
 
     def validate(self, args: dict[str, Any]) -> str | None:
         uri = args.get("uri")

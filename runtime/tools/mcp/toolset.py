@@ -23,8 +23,10 @@ with a warning.
 
 Lifecycle: the session starts the servers without waiting (session/new answers at
 once); the first model request of the session waits until each server is ready or
-has failed (bounded by the start-up timeout, counted from session start), then the
-tools are registered with the scheduler and declared to the model.
+has failed, at most `MCP_PROMPT_WAIT_S` from session start, then the ready servers'
+tools are registered with the scheduler and declared to the model. A server still
+starting then is named to the user as late; when it becomes ready its tools join from
+the next model call (with a notice).
 """
 
 from __future__ import annotations
@@ -215,9 +217,10 @@ def wrap_tools(
 class GcliMcpToolset(BaseToolset):
     """The ADK face of a session's MCP servers.
 
-    The first `get_tools` waits for the servers (`McpServers.wait_ready`), wraps
-    their tools, adds them to the session's scheduler and keeps the `GcliAdkTool`s;
-    every call passes pending notices (failed or stopped servers) to `notice`.
+    The first `get_tools` waits for the servers (`McpServers.wait_for_prompt`), wraps
+    their tools (and the resource tools), adds them to the session's scheduler and
+    keeps the `GcliAdkTool`s; later calls rewrap when a server joined or changed its
+    tools; every call passes pending notices (failed or stopped servers) to `notice`.
     `close` does nothing: the session closes the servers.
     """
 
