@@ -248,11 +248,11 @@ async def test_pre_compress_fires_for_automatic_and_manual_compression(
         text_response("<state_snapshot>second</state_snapshot>"),
     )
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
-    await agent.prompt("/compress")  # nothing to compress: no hook
+    await agent.prompt("/compress", timeout=90)  # nothing to compress: no hook
     assert calls(tmp_path, "pre_compress") == []
-    await agent.prompt("first")
-    await agent.prompt("second")  # compressed before it is sent
-    await agent.prompt("/compress")
+    await agent.prompt("first", timeout=90)
+    await agent.prompt("second", timeout=90)  # compressed before it is sent
+    await agent.prompt("/compress", timeout=90)
     triggers = [c["trigger"] for c in calls(tmp_path, "pre_compress")]
     assert triggers == ["auto", "manual"]
     assert agent.text().count("Compressed the conversation") == 2

@@ -34,15 +34,20 @@ async def start(
     tmp_path: Path,
     fake: FakeGeminiServer,
     *,
-    settings: dict[str, Any],
+    settings: dict[str, Any] | str,
     editor_servers: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    env: dict[str, str] | None = None,
 ) -> tuple[AcpTestClient, str, Path]:
+    """An agent whose workspace settings are `settings` (as JSON, or the file's text),
+    with `env` added to its environment, and a session."""
     home, workspace = tmp_path / "home", tmp_path / "ws"
     (workspace / ".gemini").mkdir(parents=True)
     home.mkdir()
-    (workspace / ".gemini" / "settings.json").write_text(json.dumps(settings))
-    env: dict[str, str | None] = {key: None for key in CLEARED_ENV}
-    env |= {"HOME": str(home), "GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    text = settings if isinstance(settings, str) else json.dumps(settings)
+    (workspace / ".gemini" / "settings.json").write_text(text)
+    full: dict[str, str | None] = {key: None for key in CLEARED_ENV}
+    full |= {"HOME": str(home), "GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    env = full | (env or {})
     client = await make_agent(AGENT, env, cwd=workspace, permission_policy="queue")
     await client.initialize(EDITOR)
     new = await client.new_session(workspace.resolve(), mcp_servers=list(editor_servers))
@@ -213,3 +218,31 @@ async def test_http_and_sse_servers_from_settings_with_headers(
         assert response_text(function_responses(second)[0]) == "h-token"
         assert response_text(function_responses(third)[0]) == "s-token"
         await client.close()
+
+
+async def test_settings_with_comments_and_env_references_start_the_server(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    settings = """{
+  /* a team server: its script and its token come from the environment */
+  "mcpServers": {
+    "demo": {
+      "command": "$PYTHON_BIN",
+      "args": ["${FAKE_SERVER_SCRIPT}"],  // Gemini CLI expands both forms
+      "env": {"WHO": "team-${TEAM_NAME}", "KEEP": "$NOT_SET_ANYWHERE"},
+      "trust": true
+    }
+  }
+}"""
+    env = {"PYTHON_BIN": sys.executable, "FAKE_SERVER_SCRIPT": SERVER, "TEAM_NAME": "blue"}
+    fake_gemini.add(
+        function_call_response("mcp_demo_env_value", {"name": "WHO"}),
+        function_call_response("mcp_demo_env_value", {"name": "KEEP"}),
+        text_response("done"),
+    )
+    client, sid, _ = await start(make_agent, tmp_path, fake_gemini, settings=settings, env=env)
+    assert await client.prompt(sid, "who?", timeout=60) == {"stopReason": "end_turn"}
+    _, second, third = fake_gemini.generate_requests
+    assert response_text(function_responses(second)[0]) == "team-blue"
+    assert response_text(function_responses(third)[0]) == "$NOT_SET_ANYWHERE"
+    assert "could not be" not in client.text_of(sid)

@@ -195,7 +195,7 @@ async def test_compress_on_a_short_conversation_compresses_and_an_empty_one_says
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
 ) -> None:
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
-    await agent.prompt("/compress")
+    await agent.prompt("/compress", timeout=90)
     assert "nothing to compress yet" in agent.text()
     assert fake_gemini.generate_requests == []
 
@@ -204,13 +204,15 @@ async def test_compress_on_a_short_conversation_compresses_and_an_empty_one_says
         text_response("<state_snapshot>asked one question</state_snapshot>"),
         text_response("after"),
     )
-    await agent.prompt("one question")
+    await agent.prompt("one question", timeout=90)
     before = len(agent.text())
-    await agent.prompt("/compress")  # one exchange: the user asked, it is summarized whole
+    await agent.prompt(
+        "/compress", timeout=90
+    )  # one exchange: the user asked, it is summarized whole
     assert "Compressed the conversation" in agent.text()[before:]
     summary_request = fake_gemini.generate_requests[-1]
     assert contents_text(summary_request)[:2] == [("user", "one question"), ("model", "the answer")]
-    await agent.prompt("next")
+    await agent.prompt("next", timeout=90)
     history = contents_text(fake_gemini.generate_requests[-1])
     assert history[0] == ("user", "<state_snapshot>asked one question</state_snapshot>")
     assert history[1][0] == "model" and history[2:] == [("user", "next")]
