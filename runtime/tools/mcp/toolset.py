@@ -282,8 +282,8 @@ class GcliMcpToolset(BaseToolset):
         return wrapped + resource_tools(self.servers, taken=scheduler.tools)
 
     async def _reload(self) -> list[BaseTool]:
-        """A server said its tools changed (`notifications/tools/list_changed`): list them
-        again and offer the new set from the next model call on."""
+        """A server said its tools changed (`notifications/tools/list_changed`), or a late
+        server is ready: list again and offer the new set from the next model call on."""
         from runtime.adk.tools import to_adk_tools
 
         ready = self.servers.ready_connections()
