@@ -65,6 +65,19 @@ async def start(
     return client, new["sessionId"]
 
 
+async def commands_offered(client: AcpTestClient, sid: str, *names: str) -> None:
+    """Waits until the editor is offered the commands `names` (a server's prompts: it is
+    ready)."""
+    await client.wait_for_update(
+        lambda u: (
+            u["sessionUpdate"] == "available_commands_update"
+            and set(names) <= {c["name"] for c in u["availableCommands"]}
+        ),
+        session_id=sid,
+        timeout=60,
+    )
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
@@ -82,6 +95,7 @@ async def test_an_mcp_call_is_approved_in_the_editor_and_a_server_that_dies_is_r
         text_response("the server said hihi"),
     )
     client, session_id = await start(make_agent, tmp_path, fake_gemini, [stdio_entry("demo")])
+    await commands_offered(client, session_id, "demo:review")  # the server is up
 
     pending = client.start_prompt(session_id, "echo hi twice")
     request = await client.next_permission_request()
@@ -134,6 +148,7 @@ async def test_servers_that_cannot_start_do_not_fail_the_session_and_the_next_pr
         ),
     ]
     client, session_id = await start(make_agent, tmp_path, fake_gemini, servers)
+    await commands_offered(client, session_id, "good:review")
 
     pending = client.start_prompt(session_id, "go")
     request = await client.next_permission_request()
@@ -186,6 +201,7 @@ async def test_http_and_sse_servers_from_session_new_get_their_headers(
             if side == "agent" and "agentCapabilities" in (m.get("result") or {})
         )
         assert init["agentCapabilities"]["mcpCapabilities"] == {"http": True, "sse": True}
+        await commands_offered(client, session_id, "web:review", "events:review")
         pending = client.start_prompt(session_id, "tokens?")
         for _ in range(2):
             (await client.next_permission_request()).select("proceed_once")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.acp_client import AcpTestClient
-from tests.e2e.test_mcp import stdio_entry
+from tests.e2e.test_mcp import commands_offered, stdio_entry
 from tests.e2e.tools_harness import (
     AGENT,
     CLEARED_ENV,
@@ -79,6 +79,7 @@ async def test_settings_servers_trust_filters_and_the_editor_winning_a_clash(
         settings=settings,
         editor_servers=[stdio_entry("demo", env={"WHO": "editor"})],
     )
+    await commands_offered(client, sid, "team:review", "demo:review")
     pending = client.start_prompt(sid, "use the servers")
     # the trusted server's call is not asked; the editor's demo is
     request = await client.next_permission_request()
@@ -102,14 +103,7 @@ async def test_allow_all_tools_of_a_server_restart_list_changed_prompts_and_reso
         make_agent, tmp_path, fake_gemini, settings={"mcpServers": {"demo": server_settings()}}
     )
     # the server's prompt is offered as a command once the server is up
-    await client.wait_for_update(
-        lambda u: (
-            u["sessionUpdate"] == "available_commands_update"
-            and any(c["name"] == "demo:review" for c in u["availableCommands"])
-        ),
-        session_id=sid,
-        timeout=20,
-    )
+    await commands_offered(client, sid, "demo:review")
 
     # "Allow all tools of this server": later calls of its other tools are not asked
     fake_gemini.add(
@@ -173,6 +167,7 @@ async def test_an_image_from_a_tool_reaches_the_model_as_media(
     settings = {"mcpServers": {"demo": server_settings(trust=True)}}
     fake_gemini.add(function_call_response("mcp_demo_picture", {}), text_response("a PNG"))
     client, sid, _ = await start(make_agent, tmp_path, fake_gemini, settings=settings)
+    await commands_offered(client, sid, "demo:review")
     assert await client.prompt(sid, "show me") == {"stopReason": "end_turn"}
     last = fake_gemini.generate_requests[-1].contents[-1]
     response = next(p["functionResponse"] for p in last["parts"] if "functionResponse" in p)
@@ -213,6 +208,7 @@ async def test_http_and_sse_servers_from_settings_with_headers(
             text_response("both"),
         )
         client, sid, _ = await start(make_agent, tmp_path, fake_gemini, settings=settings)
+        await commands_offered(client, sid, "web:review", "events:review")
         assert await client.prompt(sid, "headers?") == {"stopReason": "end_turn"}
         _, second, third = fake_gemini.generate_requests
         assert response_text(function_responses(second)[0]) == "h-token"
@@ -241,6 +237,7 @@ async def test_settings_with_comments_and_env_references_start_the_server(
         text_response("done"),
     )
     client, sid, _ = await start(make_agent, tmp_path, fake_gemini, settings=settings, env=env)
+    await commands_offered(client, sid, "demo:review")
     assert await client.prompt(sid, "who?", timeout=60) == {"stopReason": "end_turn"}
     _, second, third = fake_gemini.generate_requests
     assert response_text(function_responses(second)[0]) == "team-blue"

@@ -11,25 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.acp_client import AcpTestClient
-from tests.e2e.test_mcp import start, stdio_entry
+from tests.e2e.test_mcp import commands_offered, start, stdio_entry
 from tests.e2e.tools_harness import MakeAgent, function_responses, response_text
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
 pytestmark = pytest.mark.e2e
-
-
-async def commands_offered(client: AcpTestClient, sid: str, *names: str) -> None:
-    """Waits until the editor is offered the commands `names` (a server's prompts: it is
-    ready)."""
-    await client.wait_for_update(
-        lambda u: (
-            u["sessionUpdate"] == "available_commands_update"
-            and set(names) <= {c["name"] for c in u["availableCommands"]}
-        ),
-        session_id=sid,
-        timeout=60,
-    )
 
 
 async def test_a_server_that_hangs_at_start_does_not_hold_the_prompt_and_joins_later(
