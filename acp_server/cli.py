@@ -320,10 +320,10 @@ def main(argv: list[str] | None = None) -> int:
     import logging
 
     if args.fake_responses and not args.fake_responses.is_file():
+        # the agent keeps serving: each prompt fails with a message naming the file
         logging.getLogger("acp_server").error(
             "--fake-responses file not found: %s", args.fake_responses
         )
-        _exit_now(2)
     flags = _flags(args)
     threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
     early = None

@@ -4,6 +4,8 @@ Sources, lowest to highest: built-in defaults, `~/.gemini/settings.json` (user),
 `<workspace>/.gemini/settings.json` (workspace), environment variables, flags.
 Nothing here reads process-global state after construction: the workspace and
 the user's home are explicit arguments, so tests and sessions never share them.
+Each file is read as Gemini CLI reads it (`runtime.settings_text`: comments, `$VAR`
+expansion, wrongly typed fields dropped and reported in `settings_problems`).
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from runtime.credentials import saved_api_key
 from runtime.errors import AuthRequiredError, ConfigError
+from runtime.settings_text import check_types, expand_env, strip_json_comments
 from runtime.tools.policy.modes import ApprovalMode, is_mode
 
 logger = logging.getLogger(__name__)
@@ -74,6 +78,8 @@ class RuntimeConfig:
     fake_responses: Path | None = None
     home: Path = field(default_factory=Path.home)
     env: dict[str, str] = field(default_factory=dict)
+    settings_problems: tuple[str, ...] = ()
+    """Fields of the settings files that were of the wrong type (ignored: defaults used)."""
 
     def with_model(self, model: str) -> RuntimeConfig:
         return replace(self, model=model)
@@ -96,7 +102,7 @@ def _read_json(path: Path) -> dict[str, Any]:
         logger.warning("cannot read settings %s: %s", path, exc)
         return {}
     try:
-        data = json.loads(_strip_json_comments(text))
+        data = json.loads(strip_json_comments(text))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
@@ -104,31 +110,19 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _strip_json_comments(text: str) -> str:
-    """settings.json may carry // comments, as Gemini CLI allows."""
-    out: list[str] = []
-    in_string = False
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if in_string:
-            out.append(ch)
-            if ch == "\\" and i + 1 < len(text):
-                out.append(text[i + 1])
-                i += 1
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-            out.append(ch)
-        elif text.startswith("//", i):
-            while i < len(text) and text[i] != "\n":
-                i += 1
-            continue
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
+@dataclass(frozen=True)
+class SettingsFile:
+    """One settings.json as the agent uses it: comments stripped, `$VAR` expanded,
+    wrongly typed fields dropped (`problems` says which)."""
+
+    data: dict[str, Any]
+    problems: tuple[str, ...] = ()
+
+
+def read_settings(path: Path, env: Mapping[str, str]) -> SettingsFile:
+    """Raises ConfigError when the file is not a JSON object."""
+    data, problems = check_types(expand_env(_read_json(path), env))
+    return SettingsFile(data, tuple(f"{path}: {problem}" for problem in problems))
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -141,12 +135,16 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def load_settings(workspace: Path, home: Path) -> dict[str, Any]:
-    """User settings, then workspace settings over them."""
-    user = _read_json(home / ".gemini" / "settings.json")
+def load_settings(
+    workspace: Path, home: Path, env: Mapping[str, str] | None = None
+) -> SettingsFile:
+    """User settings, then workspace settings over them (each read by `read_settings`)."""
+    env = os.environ if env is None else env
+    user = read_settings(home / ".gemini" / "settings.json", env)
     if workspace.resolve() == home.resolve():
         return user
-    return _merge(user, _read_json(workspace / ".gemini" / "settings.json"))
+    ours = read_settings(workspace / ".gemini" / "settings.json", env)
+    return SettingsFile(_merge(user.data, ours.data), user.problems + ours.problems)
 
 
 def _positive(value: Any) -> int | None:
@@ -175,7 +173,8 @@ def resolve_config(
     then the default."""
     env = dict(os.environ if env is None else env)
     home = home or Path(env.get("HOME") or Path.home())
-    settings = load_settings(workspace, home)
+    loaded = load_settings(workspace, home, env)
+    settings = loaded.data
     model_settings = _section(settings, "model")
     model = flags.model or env.get("GEMINI_MODEL") or model_settings.get("name") or DEFAULT_MODEL
     limits = Limits(
@@ -185,8 +184,10 @@ def resolve_config(
     )
     general = _section(settings, "general")
     approval = flags.approval_mode or general.get("defaultApprovalMode") or "default"
+    problems = loaded.problems
     if not is_mode(approval):
         logger.warning("general.defaultApprovalMode %r is not a mode; using default", approval)
+        problems += (f"general.defaultApprovalMode {approval!r} is not a mode; default is used",)
         approval = "default"
     return RuntimeConfig(
         workspace=workspace,
@@ -198,6 +199,7 @@ def resolve_config(
         fake_responses=flags.fake_responses,
         home=home,
         env=env,
+        settings_problems=problems,
     )
 
 
@@ -209,7 +211,7 @@ def resolve_sessions_dir(flags: AgentFlags, env: dict[str, str], home: Path) -> 
 
     if flags.sessions_dir is not None:
         return flags.sessions_dir
-    user = _section(_read_json(home / ".gemini" / "settings.json"), "general")
+    user = _section(read_settings(home / ".gemini" / "settings.json", env).data, "general")
     configured = user.get("sessionsDir")
     if isinstance(configured, str) and configured:
         path = Path(configured).expanduser()

@@ -206,6 +206,10 @@ class AgentSession:
             await self.restore(list(self.spec.history), live)
         if self.recorder is not None:
             self.session_service.on_append = self.recorder.on_adk_event
+        from runtime.session_build import startup_notices
+
+        for text in startup_notices(self.spec, self.policy):
+            self.protocol.pending_notice(text)
         await self.session_start(self.spec.start_source)
         if self.mcp is not None:
             self.mcp.servers.start()
@@ -300,12 +304,15 @@ class AgentSession:
 
         self._idle()
         recording = self._recording()
+        from runtime.services.compression import NOTHING_TO_COMPRESS, CompressionError, split_point
         from runtime.services.hooks import fire
 
+        history = history_messages(recording.messages)
+        if split_point(history) is None:  # PreCompress fires only when there is something
+            raise CompressionError(NOTHING_TO_COMPRESS)
         pre = await fire(self.hooks, "PreCompress", {"trigger": trigger}, trigger)
         if pre.system_message:
             self.protocol.notice(pre.system_message)
-        history = history_messages(recording.messages)
         contents = [message_contents(m, agent_name=self.agent.name) for m in history]
         service = ChatCompressionService(self.generator)
         result = await service.compress(

@@ -96,6 +96,21 @@ class SessionLink:
         self.config_changed({"mode": chosen})
 
 
+def startup_notices(spec: SessionSpec, policy: PolicyEngine) -> list[str]:
+    """What the user hears at a main session's first prompt, once: settings fields of the
+    wrong type (ignored, defaults used) and policy rules that could not be loaded."""
+    if spec.kind != "main":
+        return []
+    notices = []
+    if spec.config.settings_problems:
+        lines = "\n".join(f"- {p}" for p in spec.config.settings_problems)
+        notices.append(f"Some settings were ignored (the defaults are used):\n{lines}")
+    if policy.load_errors:
+        lines = "\n".join(f"- {p}" for p in policy.load_errors)
+        notices.append(f"Some policy rules could not be loaded and are not in force:\n{lines}")
+    return notices
+
+
 # ---------------------------------------------------------------- build steps
 
 
@@ -263,7 +278,7 @@ def build_mcp(
     a name clash) as an ADK toolset (None without any); started by `start()`. Trusted
     servers' tools are allowed without asking, but never past plan mode's rules (there
     only tools marked read-only are offered and run)."""
-    from runtime.tools.mcp.config import merged_servers, servers_from_settings
+    from runtime.tools.mcp.config import merged_servers, prompt_wait, servers_from_settings
 
     configs = merged_servers(
         spec.mcp_servers, servers_from_settings(spec.config.settings, spec.config.workspace)
@@ -277,7 +292,9 @@ def build_mcp(
         for config in configs:
             if config.options.trust:
                 policy.allow_server(config.name)
-    servers = McpServers(configs, cwd=spec.config.workspace)
+    servers = McpServers(
+        configs, cwd=spec.config.workspace, prompt_wait=prompt_wait(spec.config.env)
+    )
     servers.on_ready = link.commands_changed
     return GcliMcpToolset(servers, scheduler=lambda: scheduler, notice=link.notice, mode=link.mode)
 

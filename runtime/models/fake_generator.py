@@ -8,7 +8,9 @@ One line per model call, consumed in order:
 A line may also be `{"error": {"code": 429, "status": "...", "message": "...",
 "details": [...]}}` (our extension): the call raises the same `google.genai`
 error a real server would produce, so retry and fallback can be scripted too.
-The same scripts drive Gemini CLI and this agent.
+The same scripts drive Gemini CLI and this agent. A file that is missing or not in
+this format does not stop the agent: every model call fails with a ConfigError naming
+the file (read again at each call, so a fixed file is used from the next prompt on).
 """
 
 from __future__ import annotations
@@ -40,8 +42,10 @@ class FakeResponsesExhausted(RuntimeError):
 def _load_lines(path: Path) -> list[dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"the --fake-responses file {path} does not exist") from exc
     except OSError as exc:
-        raise ConfigError(f"cannot read --fake-responses file {path}: {exc}") from exc
+        raise ConfigError(f"cannot read the --fake-responses file {path}: {exc}") from exc
     lines: list[dict[str, Any]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -68,13 +72,31 @@ class FakeContentGenerator(ContentGenerator):
         chunk_delay_s: float = 0.0,
         keep_requests: int = 16,
     ) -> None:
-        self._lines = _load_lines(script) if isinstance(script, Path) else list(script)
+        self._script = script if isinstance(script, Path) else None
+        self._problem: ConfigError | None = None
+        self._lines: list[dict[str, Any]] = [] if isinstance(script, Path) else list(script)
+        if self._script is not None:
+            self._load()
         self._next = 0
         self._chunk_delay_s = chunk_delay_s
         self.requests: deque[tuple[str, list[types.Content]]] = deque(maxlen=keep_requests)
 
+    def _load(self) -> None:
+        """Reads the script file; a missing or bad file is kept as the error every
+        model call raises (the agent keeps serving; the file is read again then)."""
+        assert self._script is not None
+        try:
+            self._lines, self._problem = _load_lines(self._script), None
+        except ConfigError as exc:
+            logger.error("%s", exc)
+            self._problem = exc
+
     def _take(self, model: str, contents: list[types.Content]) -> dict[str, Any]:
         self.requests.append((model, list(contents)))
+        if self._problem is not None:
+            self._load()
+            if self._problem is not None:
+                raise self._problem
         if self._next >= len(self._lines):
             raise FakeResponsesExhausted(
                 f"the fake responses script has no entry left for model call #{self._next + 1}"

@@ -3,8 +3,9 @@
 When the last prompt's tokens reach `threshold` × the model's context window
 (0.5 by default; `model.compressionThreshold` in settings, as in Gemini CLI), or on
 `/compress`, the older part of the history is summarized: the newest 30% (by
-size) is kept, split at a user prompt, the rest goes to the model with a request
-for a `<state_snapshot>`, and the history the model sees restarts as
+size) is kept, split at a user prompt (a conversation too short to split is
+summarized whole; only an empty one is "nothing to compress"), the rest goes to
+the model with a request for a `<state_snapshot>`, and the history the model sees restarts as
 `[user: summary, model: acknowledgement, ...kept]`. The record stays
 authoritative: the summary is recorded as a `compression` message pointing at the
 first kept message, so a loaded session can still be replayed whole while its
@@ -67,9 +68,16 @@ class CompressionError(Exception):
     """The summary could not be made; the history is unchanged."""
 
 
+NOTHING_TO_COMPRESS = "there is nothing to compress yet"
+
+
 def split_point(history: list[Message]) -> int | None:
     """Index of the first kept message: a typed user prompt, with about the newest
-    30% of the history (by size) from it on. None: nothing worth compressing."""
+    30% of the history (by size) from it on. With no later prompt to split at (a short
+    conversation), everything is summarized (`len(history)`) when the history ends with
+    the model's answer, as Gemini CLI does. None: nothing to compress (no turn yet)."""
+    if not any(m.get("type") in ("user", "gemini") for m in history):
+        return None
     sizes = [len(json.dumps(m.get("parts") or m.get("content") or "")) for m in history]
     total = sum(sizes)
     kept = 0
@@ -81,6 +89,8 @@ def split_point(history: list[Message]) -> int | None:
             candidate = index
             if kept >= KEEP_FRACTION * total:
                 break
+    if candidate is None and history[-1].get("type") == "gemini":
+        return len(history)
     return candidate
 
 
@@ -100,9 +110,8 @@ class ChatCompressionService:
         """`history`: the model-visible messages; `contents`: the same as genai contents,
         one list per message (so the split can be mapped)."""
         split = split_point(history)
-        older = history[:split] if split is not None else history
-        if not older or split is None:
-            raise CompressionError("the conversation is too short to compress")
+        if split is None:
+            raise CompressionError(NOTHING_TO_COMPRESS)
         old_contents = [c for per in contents[:split] for c in per]
         request: list[types.Content] = [
             *old_contents,

@@ -114,7 +114,7 @@ def parse_hook_groups(
                 CommandHook(
                     command=str(raw["command"]),
                     name=raw.get("name"),
-                    timeout_ms=int(raw.get("timeout", DEFAULT_HOOK_TIMEOUT_MS)),
+                    timeout_ms=_timeout_ms(raw.get("timeout")),
                     env={str(k): str(v) for k, v in env.items()}
                     if isinstance(env, Mapping)
                     else {},
@@ -127,6 +127,14 @@ def parse_hook_groups(
                 )
             )
     return tuple(groups)
+
+
+def _timeout_ms(value: Any) -> int:
+    """A hook's `timeout` (ms); anything but a positive number is the default (settings
+    of the wrong type are reported by `runtime.settings_text`)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return int(value)
+    return DEFAULT_HOOK_TIMEOUT_MS
 
 
 def _parse_output(stdout: str, stderr: str, exit_code: int) -> dict[str, Any]:

@@ -96,6 +96,11 @@ CLEARED_ENV = (
     "XDG_STATE_HOME",  # sessions are recorded under the test's HOME
 )
 
+# Set for every test agent unless a test overrides it: a prompt waits for the session's
+# MCP servers as long as they take to start (up to their start-up timeout), so a
+# loaded machine does not make them "late"; the late-server test removes it.
+AGENT_TEST_ENV = {"ADK_ACP_MCP_PROMPT_WAIT_S": "60"}
+
 # Results validated against acp.schema when the agent answers.
 _RESULT_MODELS: dict[str, Any] = {
     "initialize": schema.InitializeResponse,
@@ -663,7 +668,7 @@ class AcpTestClient(JsonRPCClient):
         cwd: str | Path | None = None,
     ) -> None:
         """Start the agent. `env` overlays this process' environment (None removes a key)."""
-        full_env = dict(os.environ)
+        full_env = dict(os.environ) | AGENT_TEST_ENV
         for key, value in (env or {}).items():
             if value is None:
                 full_env.pop(key, None)

@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 
 from tests.e2e.tools_harness import EDITOR, MakeAgent, start_agent, wait_until
-from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
+from tests.fakes.gemini_server import (
+    FakeGeminiServer,
+    function_call_response,
+    text_response,
+    usage,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -240,3 +245,24 @@ async def test_notification_on_a_permission_request_and_failing_hooks_do_not_sto
     assert "could not run" in text
     assert "}{ not json" in text  # plain text with exit 0 is shown as a message
     assert text.endswith("written")
+
+
+async def test_pre_compress_fires_for_automatic_and_manual_compression(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    settings(tmp_path, {"PreCompress": [group(hook(tmp_path, "pre_compress"))]})
+    fake_gemini.add(
+        text_response("big answer", usage=usage(600_000, 20)),  # over half of 1M
+        text_response("<state_snapshot>first</state_snapshot>"),
+        text_response("second answer"),
+        text_response("<state_snapshot>second</state_snapshot>"),
+    )
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    await agent.prompt("/compress", timeout=90)  # nothing to compress: no hook
+    assert calls(tmp_path, "pre_compress") == []
+    await agent.prompt("first", timeout=90)
+    await agent.prompt("second", timeout=90)  # compressed before it is sent
+    await agent.prompt("/compress", timeout=90)
+    triggers = [c["trigger"] for c in calls(tmp_path, "pre_compress")]
+    assert triggers == ["auto", "manual"]
+    assert agent.text().count("Compressed the conversation") == 2

@@ -46,17 +46,36 @@ def stdio_entry(name: str, *args: str, env: dict[str, str] | None = None) -> Jso
 
 
 async def start(
-    make_agent: MakeAgent, tmp_path: Path, fake: FakeGeminiServer, servers: list[JsonObject]
+    make_agent: MakeAgent,
+    tmp_path: Path,
+    fake: FakeGeminiServer,
+    servers: list[JsonObject],
+    env: dict[str, str | None] | None = None,
 ) -> tuple[AcpTestClient, str]:
+    """An agent (with `env` over the test environment) and a session with `servers`."""
     home, workspace = tmp_path / "home", tmp_path / "ws"
     home.mkdir()
     workspace.mkdir()
-    env: dict[str, str | None] = {key: None for key in CLEARED_ENV}
-    env |= {"HOME": str(home), "GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    full: dict[str, str | None] = {key: None for key in CLEARED_ENV}
+    full |= {"HOME": str(home), "GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    env = full | (env or {})
     client = await make_agent(AGENT, env, cwd=workspace, permission_policy="queue")
     await client.initialize(EDITOR)
     new = await client.new_session(workspace.resolve(), mcp_servers=servers)
     return client, new["sessionId"]
+
+
+async def commands_offered(client: AcpTestClient, sid: str, *names: str) -> None:
+    """Waits until the editor is offered the commands `names` (a server's prompts: it is
+    ready)."""
+    await client.wait_for_update(
+        lambda u: (
+            u["sessionUpdate"] == "available_commands_update"
+            and set(names) <= {c["name"] for c in u["availableCommands"]}
+        ),
+        session_id=sid,
+        timeout=60,
+    )
 
 
 def alive(pid: int) -> bool:
@@ -76,6 +95,7 @@ async def test_an_mcp_call_is_approved_in_the_editor_and_a_server_that_dies_is_r
         text_response("the server said hihi"),
     )
     client, session_id = await start(make_agent, tmp_path, fake_gemini, [stdio_entry("demo")])
+    await commands_offered(client, session_id, "demo:review")  # the server is up
 
     pending = client.start_prompt(session_id, "echo hi twice")
     request = await client.next_permission_request()
@@ -128,6 +148,7 @@ async def test_servers_that_cannot_start_do_not_fail_the_session_and_the_next_pr
         ),
     ]
     client, session_id = await start(make_agent, tmp_path, fake_gemini, servers)
+    await commands_offered(client, session_id, "good:review")
 
     pending = client.start_prompt(session_id, "go")
     request = await client.next_permission_request()
@@ -180,6 +201,7 @@ async def test_http_and_sse_servers_from_session_new_get_their_headers(
             if side == "agent" and "agentCapabilities" in (m.get("result") or {})
         )
         assert init["agentCapabilities"]["mcpCapabilities"] == {"http": True, "sse": True}
+        await commands_offered(client, session_id, "web:review", "events:review")
         pending = client.start_prompt(session_id, "tokens?")
         for _ in range(2):
             (await client.next_permission_request()).select("proceed_once")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.acp_client import AcpTestClient
-from tests.e2e.test_mcp import stdio_entry
+from tests.e2e.test_mcp import commands_offered, stdio_entry
 from tests.e2e.tools_harness import (
     AGENT,
     CLEARED_ENV,
@@ -36,16 +36,21 @@ async def start(
     tmp_path: Path,
     fake: FakeGeminiServer,
     *,
-    settings: dict[str, Any],
+    settings: dict[str, Any] | str,
     editor_servers: list[dict[str, Any]] = (),  # type: ignore[assignment]
     args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
 ) -> tuple[AcpTestClient, str, Path]:
+    """An agent whose workspace settings are `settings` (as JSON, or the file's text),
+    with `env` added to its environment, and a session."""
     home, workspace = tmp_path / "home", tmp_path / "ws"
     (workspace / ".gemini").mkdir(parents=True)
     home.mkdir()
-    (workspace / ".gemini" / "settings.json").write_text(json.dumps(settings))
-    env: dict[str, str | None] = {key: None for key in CLEARED_ENV}
-    env |= {"HOME": str(home), "GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    text = settings if isinstance(settings, str) else json.dumps(settings)
+    (workspace / ".gemini" / "settings.json").write_text(text)
+    full: dict[str, str | None] = {key: None for key in CLEARED_ENV}
+    full |= {"HOME": str(home), "GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    env = full | (env or {})
     client = await make_agent([*AGENT, *args], env, cwd=workspace, permission_policy="queue")
     await client.initialize(EDITOR)
     new = await client.new_session(workspace.resolve(), mcp_servers=list(editor_servers))
@@ -77,6 +82,7 @@ async def test_settings_servers_trust_filters_and_the_editor_winning_a_clash(
         settings=settings,
         editor_servers=[stdio_entry("demo", env={"WHO": "editor"})],
     )
+    await commands_offered(client, sid, "team:review", "demo:review")
     pending = client.start_prompt(sid, "use the servers")
     # the trusted server's call is not asked; the editor's demo is
     request = await client.next_permission_request()
@@ -100,14 +106,7 @@ async def test_allow_all_tools_of_a_server_restart_list_changed_prompts_and_reso
         make_agent, tmp_path, fake_gemini, settings={"mcpServers": {"demo": server_settings()}}
     )
     # the server's prompt is offered as a command once the server is up
-    await client.wait_for_update(
-        lambda u: (
-            u["sessionUpdate"] == "available_commands_update"
-            and any(c["name"] == "demo:review" for c in u["availableCommands"])
-        ),
-        session_id=sid,
-        timeout=20,
-    )
+    await commands_offered(client, sid, "demo:review")
 
     # "Allow all tools of this server": later calls of its other tools are not asked
     fake_gemini.add(
@@ -171,6 +170,7 @@ async def test_an_image_from_a_tool_reaches_the_model_as_media(
     settings = {"mcpServers": {"demo": server_settings(trust=True)}}
     fake_gemini.add(function_call_response("mcp_demo_picture", {}), text_response("a PNG"))
     client, sid, _ = await start(make_agent, tmp_path, fake_gemini, settings=settings)
+    await commands_offered(client, sid, "demo:review")
     assert await client.prompt(sid, "show me") == {"stopReason": "end_turn"}
     last = fake_gemini.generate_requests[-1].contents[-1]
     response = next(p["functionResponse"] for p in last["parts"] if "functionResponse" in p)
@@ -211,6 +211,7 @@ async def test_http_and_sse_servers_from_settings_with_headers(
             text_response("both"),
         )
         client, sid, _ = await start(make_agent, tmp_path, fake_gemini, settings=settings)
+        await commands_offered(client, sid, "web:review", "events:review")
         assert await client.prompt(sid, "headers?") == {"stopReason": "end_turn"}
         _, second, third = fake_gemini.generate_requests
         assert response_text(function_responses(second)[0]) == "h-token"
@@ -249,3 +250,32 @@ async def test_plan_mode_offers_and_runs_only_read_only_tools_of_a_trusted_serve
     await client.set_mode(sid, "default")
     assert await client.prompt(sid, "and now?", timeout=60) == {"stopReason": "end_turn"}
     assert "mcp_team_env_value" in fake_gemini.generate_requests[-1].function_declaration_names
+
+
+async def test_settings_with_comments_and_env_references_start_the_server(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    settings = """{
+  /* a team server: its script and its token come from the environment */
+  "mcpServers": {
+    "demo": {
+      "command": "$PYTHON_BIN",
+      "args": ["${FAKE_SERVER_SCRIPT}"],  // Gemini CLI expands both forms
+      "env": {"WHO": "team-${TEAM_NAME}", "KEEP": "$NOT_SET_ANYWHERE"},
+      "trust": true
+    }
+  }
+}"""
+    env = {"PYTHON_BIN": sys.executable, "FAKE_SERVER_SCRIPT": SERVER, "TEAM_NAME": "blue"}
+    fake_gemini.add(
+        function_call_response("mcp_demo_env_value", {"name": "WHO"}),
+        function_call_response("mcp_demo_env_value", {"name": "KEEP"}),
+        text_response("done"),
+    )
+    client, sid, _ = await start(make_agent, tmp_path, fake_gemini, settings=settings, env=env)
+    await commands_offered(client, sid, "demo:review")
+    assert await client.prompt(sid, "who?", timeout=60) == {"stopReason": "end_turn"}
+    _, second, third = fake_gemini.generate_requests
+    assert response_text(function_responses(second)[0]) == "team-blue"
+    assert response_text(function_responses(third)[0]) == "$NOT_SET_ANYWHERE"
+    assert "could not be" not in client.text_of(sid)

@@ -46,3 +46,33 @@ async def test_a_hook_system_message_reaches_the_editor(
 
     assert "Reads are logged by your team policy." in agent.text()
     assert agent.text().endswith("read")
+
+
+async def test_wrongly_typed_settings_and_a_broken_policy_file_are_told_once(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    from tests.e2e.test_hooks import calls, hook
+
+    hooks = {
+        "BeforeAgent": [
+            {"hooks": [{"type": "command", "command": hook(tmp_path, "b"), "timeout": "5s"}]}
+        ]
+    }
+    files = {
+        ".gemini/settings.json": json.dumps({"hooks": hooks, "model": {"maxSessionTurns": "x"}}),
+        ".gemini/policies/team.toml": '[[rule]]\ntoolName = "read_file"\ndecision = allow\n',
+    }
+    fake_gemini.add(text_response("first"), text_response("second"))
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR, files=files)
+    # the session works: the hook runs with the default timeout
+    assert await agent.prompt("hello", timeout=90) == {"stopReason": "end_turn"}
+    assert [c["prompt"] for c in calls(tmp_path, "b")] == ["hello"]
+    text = agent.text()
+    assert "Some settings were ignored (the defaults are used):" in text
+    assert 'hooks.BeforeAgent[0].hooks[0].timeout should be a number, not "5s"' in text
+    assert 'model.maxSessionTurns should be a number, not "x"' in text
+    assert "Some policy rules could not be loaded and are not in force:" in text
+    assert "team.toml: invalid TOML" in text
+    assert await agent.prompt("again", timeout=90) == {"stopReason": "end_turn"}
+    assert agent.text().count("Some settings were ignored") == 1
+    assert agent.text().count("Some policy rules could not be loaded") == 1

@@ -189,3 +189,30 @@ async def test_a_prompt_sent_during_a_turn_steers_it_and_is_never_lost(
     await other.load_session(agent.session_id, agent.workspace)
     users = [u["content"]["text"] for u in other.updates(agent.session_id, "user_message_chunk")]
     assert users == ["read a.txt", "also check b.txt later", "one more", "and this"]
+
+
+async def test_compress_on_a_short_conversation_compresses_and_an_empty_one_says_so(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    await agent.prompt("/compress", timeout=90)
+    assert "nothing to compress yet" in agent.text()
+    assert fake_gemini.generate_requests == []
+
+    fake_gemini.add(
+        text_response("the answer"),
+        text_response("<state_snapshot>asked one question</state_snapshot>"),
+        text_response("after"),
+    )
+    await agent.prompt("one question", timeout=90)
+    before = len(agent.text())
+    await agent.prompt(
+        "/compress", timeout=90
+    )  # one exchange: the user asked, it is summarized whole
+    assert "Compressed the conversation" in agent.text()[before:]
+    summary_request = fake_gemini.generate_requests[-1]
+    assert contents_text(summary_request)[:2] == [("user", "one question"), ("model", "the answer")]
+    await agent.prompt("next", timeout=90)
+    history = contents_text(fake_gemini.generate_requests[-1])
+    assert history[0] == ("user", "<state_snapshot>asked one question</state_snapshot>")
+    assert history[1][0] == "model" and history[2:] == [("user", "next")]

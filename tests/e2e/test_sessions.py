@@ -401,13 +401,14 @@ async def test_a_gemini_cli_chat_of_the_workspace_is_listed_and_continues_here(
 async def test_mcp_servers_given_to_load_are_started(
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
 ) -> None:
-    from tests.e2e.test_mcp import stdio_entry
+    from tests.e2e.test_mcp import commands_offered, stdio_entry
 
     fake_gemini.add(text_response("first"))
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
     await agent.prompt("hello")
     client = await another_process(make_agent, agent)
     await client.load_session(agent.session_id, agent.workspace, [stdio_entry("demo")])
+    await commands_offered(client, agent.session_id, "demo:review")
     fake_gemini.add(text_response("second"))
     await client.prompt(agent.session_id, "which tools?")
     assert "mcp_demo_echo" in fake_gemini.generate_requests[-1].function_declaration_names

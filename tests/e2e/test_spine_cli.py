@@ -58,17 +58,28 @@ async def test_fake_responses_drive_turns_without_credentials(
     assert "no entry left" in info.value.message and "Traceback" not in info.value.message
 
 
-@pytest.mark.parametrize(
-    ("args", "said"),
-    [
-        (["--fake-responses", "missing.jsonl"], "missing.jsonl"),
-        (["--no-such-flag"], "unrecognized arguments"),
-    ],
-)
-async def test_bad_command_line_exits_with_code_2(
-    make_agent: MakeAgent, tmp_path: Path, args: list[str], said: str
+async def test_a_missing_fake_responses_file_fails_each_prompt_clearly_and_the_agent_serves(
+    make_agent: MakeAgent, tmp_path: Path
 ) -> None:
     d = dirs(tmp_path)
+    script = tmp_path / "missing.jsonl"
+    client, sid = await start_session(
+        make_agent, d, args=["--fake-responses", str(script)], api_key=None
+    )
+    with pytest.raises(AcpError) as info:
+        await client.prompt(sid, "hi", timeout=60)
+    assert f"the --fake-responses file {script} does not exist" in info.value.message
+    assert "Traceback" not in info.value.message
+    # the file is read again at the next prompt: once it is there, the agent answers
+    script.write_text(_script_line("Now it is here.") + "\n")
+    assert await client.prompt(sid, "again", timeout=60) == {"stopReason": "end_turn"}
+    assert client.text_of(sid).endswith("Now it is here.")
+    assert "--fake-responses file not found" in client.stderr_text
+
+
+async def test_bad_command_line_exits_with_code_2(make_agent: MakeAgent, tmp_path: Path) -> None:
+    d = dirs(tmp_path)
+    args, said = ["--no-such-flag"], "unrecognized arguments"
     client = await start_agent(make_agent, d, args=args, initialize=False)
     assert client.process is not None
     # the first initialize may be answered before the flags are checked; then it exits

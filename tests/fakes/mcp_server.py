@@ -4,7 +4,12 @@
 
 Modes: `normal` serves the tools below; `exit` writes a line to stderr and exits 3
 at once; `hang` never answers (it sleeps before reading anything); `stubborn`
-serves, then ignores SIGTERM and the end of its stdin (only SIGKILL stops it).
+serves, then ignores SIGTERM and the end of its stdin (only SIGKILL stops it);
+`gated` loads, then waits (answering nothing) until the file named by `FAKE_MCP_GATE`
+exists, then serves as `normal`: a server that hangs at start until the test lets it go;
+`resources-only` and `prompts-only` (stdio) are the SDK's low-level server with only
+resources (`docs://only/readme`) or only prompts (`greet(who)`): their `initialize`
+declares nothing else, and `tools/list` is answered "method not found".
 With `FAKE_MCP_PID_FILE` set, the server's pid is written there first.
 
 Tools: `echo(text, times=1)` (read-only), `fail(reason)` (an `isError` result),
@@ -112,6 +117,51 @@ def build_server(name: str):  # type: ignore[no-untyped-def]
     return app
 
 
+def run_partial(mode: str) -> None:
+    """A stdio server offering only resources or only prompts (see the module docstring)."""
+    import anyio
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    async def list_resources(ctx: object, params: object) -> types.ListResourcesResult:
+        readme = types.Resource(uri="docs://only/readme", name="readme", mime_type="text/plain")
+        return types.ListResourcesResult(resources=[readme])
+
+    async def read_resource(
+        ctx: object, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        text = types.TextResourceContents(
+            uri=params.uri, text="Only resources here: the readme.", mime_type="text/plain"
+        )
+        return types.ReadResourceResult(contents=[text])
+
+    async def list_prompts(ctx: object, params: object) -> types.ListPromptsResult:
+        who = types.PromptArgument(name="who", required=True)
+        greet = types.Prompt(name="greet", description="Greets someone.", arguments=[who])
+        return types.ListPromptsResult(prompts=[greet])
+
+    async def get_prompt(
+        ctx: object, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        who = (params.arguments or {}).get("who", "nobody")
+        text = types.TextContent(type="text", text=f"Say hello to {who}.")
+        return types.GetPromptResult(messages=[types.PromptMessage(role="user", content=text)])
+
+    handlers = (
+        {"on_list_resources": list_resources, "on_read_resource": read_resource}
+        if mode == "resources-only"
+        else {"on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
+    )
+    server = Server(mode, **handlers)  # type: ignore[call-overload]
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(serve)
+
+
 @contextlib.contextmanager
 def http_servers(*transports: str) -> Iterator[list[int]]:
     """Runs this server once per transport ("http" or "sse") on free 127.0.0.1 ports;
@@ -149,7 +199,11 @@ def http_servers(*transports: str) -> Iterator[list[int]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--mode", default="normal", choices=["normal", "exit", "hang", "stubborn"])
+    parser.add_argument(
+        "--mode",
+        default="normal",
+        choices=["normal", "exit", "hang", "stubborn", "gated", "resources-only", "prompts-only"],
+    )
     parser.add_argument("--transport", default="stdio", choices=["stdio", "http", "sse"])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--name", default="fake")
@@ -161,9 +215,16 @@ def main() -> None:
     if options.mode == "hang":
         time.sleep(300)
         return
+    if options.mode in ("resources-only", "prompts-only"):
+        run_partial(options.mode)
+        return
     if options.mode == "stubborn":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     app = build_server(options.name)
+    if options.mode == "gated":
+        gate = os.environ["FAKE_MCP_GATE"]
+        while not os.path.exists(gate):
+            time.sleep(0.05)
     if options.transport == "stdio":
         app.run()
     elif options.transport == "http":

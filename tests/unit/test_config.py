@@ -9,6 +9,7 @@ import pytest
 
 from runtime.config import DEFAULT_MODEL, AgentFlags, resolve_auth, resolve_config
 from runtime.errors import AuthRequiredError, ConfigError
+from runtime.settings_text import check_types, expand_env, strip_json_comments
 
 
 def _settings(folder: Path, data: dict[str, object]) -> None:
@@ -65,3 +66,91 @@ def test_auth_resolution() -> None:
         resolve_auth({})
     with pytest.raises(AuthRequiredError, match="GOOGLE_CLOUD_PROJECT"):
         resolve_auth({"GOOGLE_GENAI_USE_VERTEXAI": "1"})
+
+
+def test_block_comments_are_stripped_outside_strings() -> None:
+    text = '{\n /* the model\n    we use */ "model": {"name": "a/*b*/c"}, // end\n "x": 1 /**/}'
+    assert json.loads(strip_json_comments(text)) == {"model": {"name": "a/*b*/c"}, "x": 1}
+    # an unterminated block comment swallows the rest (then the JSON error is reported)
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(strip_json_comments('{"a": 1 /* open'))
+
+
+def test_env_references_are_expanded_in_every_string() -> None:
+    env = {"TOKEN": "t-1", "BASE": "https://x.example", "EMPTY": ""}
+    raw = {
+        "mcpServers": {
+            "s": {
+                "args": ["--token=$TOKEN", "${BASE}/mcp", "$MISSING", "${MISSING}", "$$TOKEN"],
+                "env": {"KEY": "$TOKEN", "E": "[$EMPTY]"},
+                "timeout": 5,
+                "trust": True,
+            }
+        },
+        "$TOKEN": "keys stay",
+    }
+    expanded = expand_env(raw, env)
+    assert expanded["mcpServers"]["s"]["args"] == [
+        "--token=t-1",
+        "https://x.example/mcp",
+        "$MISSING",
+        "${MISSING}",
+        "$t-1",
+    ]
+    assert expanded["mcpServers"]["s"]["env"] == {"KEY": "t-1", "E": "[]"}
+    assert expanded["mcpServers"]["s"]["timeout"] == 5
+    assert expanded["$TOKEN"] == "keys stay"
+
+
+def test_fields_of_the_wrong_type_are_dropped_and_named() -> None:
+    settings = {
+        "model": {"name": 3, "maxSessionTurns": "7", "compressionThreshold": 0.4},
+        "hooks": {
+            "BeforeTool": [
+                {"matcher": "read_file", "hooks": [{"command": "x", "timeout": "5s"}, "bad"]},
+            ],
+            "AfterTool": {"not": "a list"},
+        },
+        "hooksConfig": {"enabled": "yes", "disabled": ["a", 2]},
+        "mcpServers": {
+            "s": {"command": "srv", "args": "--flag", "env": {"A": "1", "B": 2}, "trust": 1},
+            "t": "nope",
+        },
+        "unknown": {"anything": [1, "x"]},
+    }
+    cleaned, problems = check_types(settings)
+    assert cleaned == {
+        "model": {"compressionThreshold": 0.4},
+        "hooks": {"BeforeTool": [{"matcher": "read_file", "hooks": [{"command": "x"}]}]},
+        "hooksConfig": {"disabled": ["a"]},
+        "mcpServers": {"s": {"command": "srv", "env": {"A": "1"}}},
+        "unknown": {"anything": [1, "x"]},
+    }
+    assert problems == [
+        "model.name should be a string, not 3",
+        'model.maxSessionTurns should be a number, not "7"',
+        'hooks.BeforeTool[0].hooks[0].timeout should be a number, not "5s"',
+        'hooks.BeforeTool[0].hooks[1] should be an object, not "bad"',
+        'hooks.AfterTool should be a list, not {"not": "a list"}',
+        'hooksConfig.enabled should be true or false, not "yes"',
+        "hooksConfig.disabled[1] should be a string, not 2",
+        'mcpServers.s.args should be a list, not "--flag"',
+        "mcpServers.s.env.B should be a string, not 2",
+        "mcpServers.s.trust should be true or false, not 1",
+        'mcpServers.t should be an object, not "nope"',
+    ]
+
+
+def test_resolve_config_reports_wrong_types_per_file_and_expands_env(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    _settings(home, {"model": {"maxSessionTurns": "many"}})
+    _settings(ws, {"model": {"name": "$MODEL_NAME"}, "hooks": {"SessionStart": "x"}})
+    cfg = resolve_config(ws, AgentFlags(), env={"MODEL_NAME": "from-env"}, home=home)
+    assert cfg.model == "from-env"
+    assert cfg.limits.max_turns is None  # the wrong value is not used
+    assert cfg.settings_problems == (
+        f"{home / '.gemini' / 'settings.json'}: model.maxSessionTurns should be a number, "
+        'not "many"',
+        f'{ws / ".gemini" / "settings.json"}: hooks.SessionStart should be a list, not "x"',
+    )
+    assert "hooks" in cfg.settings and "SessionStart" not in cfg.settings["hooks"]

@@ -147,7 +147,11 @@ def test_the_compression_split_keeps_the_newest_part_from_a_typed_prompt() -> No
         {"id": "g2", "type": "gemini", "content": "y" * 100},
     ]
     assert split_point(history) == 2
-    assert split_point(history[:2]) is None
+    # one exchange: summarized whole (the user asked); a pending prompt or nothing: none
+    assert split_point(history[:2]) == 2
+    assert split_point(history[:1]) is None
+    assert split_point([]) is None
+    assert split_point([{"id": "c", "type": "compression", "summary": "S"}]) is None
     assert compression_threshold({}) == 0.5
     assert compression_threshold({"model": {"compressionThreshold": 0.7}}) == 0.7
     assert compression_threshold({"chatCompression": {"contextPercentageThreshold": 0.3}}) == 0.3

@@ -36,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 
 from runtime.tools.mcp.config import (
     MCP_CALL_TIMEOUT_S,
+    MCP_PROMPT_WAIT_S,
     MCP_START_TIMEOUT_S,
     McpHttpServer,
     McpServerConfig,
@@ -227,8 +228,9 @@ class McpConnection:
                     )
                 )
                 initialized = await session.initialize()
-                self.tools = await _list_tools(session)
-                self.prompts, self.resources = await _list_extras(session, initialized)
+                self.tools, self.prompts, self.resources = await _list_offers(
+                    self.name, session, initialized
+                )
                 self._session, self.state = session, "ready"
                 assert self._ready is not None
                 self._ready.set_result(None)
@@ -299,21 +301,37 @@ class McpConnection:
             await asyncio.wait({task}, timeout=CLOSE_GRACE_S)
 
 
-async def _list_extras(
-    session: ClientSession, initialized: Any
-) -> tuple[tuple[mcp_types.Prompt, ...], tuple[mcp_types.Resource, ...]]:
-    """The server's prompts and resources, when it offers them (failures: none)."""
+async def _list_offers(
+    name: str, session: ClientSession, initialized: Any
+) -> tuple[
+    tuple[mcp_types.Tool, ...], tuple[mcp_types.Prompt, ...], tuple[mcp_types.Resource, ...]
+]:
+    """The server's tools, prompts and resources, each listed only when its `initialize`
+    declares it: a server of resources only (that answers `tools/list` with "method not
+    found", as the SDK's servers do) is a working server. A declared list that then
+    fails to come is empty, with a warning; only a failing `tools/list` fails the start."""
     caps = getattr(initialized, "capabilities", None)
+    tools: tuple[mcp_types.Tool, ...] = ()
     prompts: tuple[mcp_types.Prompt, ...] = ()
     resources: tuple[mcp_types.Resource, ...] = ()
-    try:
-        if caps is not None and caps.prompts is not None:
+    if caps is None or caps.tools is not None:
+        try:
+            tools = await _list_tools(session)
+        except MCPError as exc:
+            if exc.code != mcp_types.METHOD_NOT_FOUND:
+                raise
+            logger.info("MCP server %s has no tools/list", name)
+    if caps is not None and caps.prompts is not None:
+        try:
             prompts = tuple((await session.list_prompts()).prompts)
-        if caps is not None and caps.resources is not None:
+        except Exception as exc:  # noqa: BLE001 - the rest of the server still works
+            logger.warning("MCP server %s: listing its prompts failed: %s", name, exc)
+    if caps is not None and caps.resources is not None:
+        try:
             resources = tuple((await session.list_resources()).resources)
-    except Exception as exc:  # noqa: BLE001 - tools still work without them
-        logger.warning("listing prompts or resources failed: %s", exc)
-    return prompts, resources
+        except Exception as exc:  # noqa: BLE001 - the rest of the server still works
+            logger.warning("MCP server %s: listing its resources failed: %s", name, exc)
+    return tools, prompts, resources
 
 
 async def _list_tools(session: ClientSession) -> tuple[mcp_types.Tool, ...]:
@@ -334,7 +352,8 @@ class McpServers:
 
     `start()` begins connecting every server at once and returns; `wait_ready()`
     returns when each is connected or has failed (at most the start-up timeout after
-    `start()`; a cancelled waiter does not stop the connecting). `take_notices()`
+    `start()`, or sooner when given a bound; a cancelled waiter does not stop the
+    connecting); `on_ready` is called as each server is ready. `take_notices()`
     returns, once, the messages for the user about servers that failed or stopped.
     """
 
@@ -345,7 +364,9 @@ class McpServers:
         cwd: Path,
         start_timeout: float = MCP_START_TIMEOUT_S,
         call_timeout: float = MCP_CALL_TIMEOUT_S,
+        prompt_wait: float = MCP_PROMPT_WAIT_S,
     ) -> None:
+        self.prompt_wait = prompt_wait
         self._notices: list[str] = []
         self.connections: list[McpConnection] = []
         seen: set[str] = set()
@@ -366,20 +387,38 @@ class McpServers:
                 )
             )
         self._starting: asyncio.Task[None] | None = None
+        self._started_at = 0.0
         self._restarting: set[asyncio.Task[None]] = set()
         self.on_ready: Callable[[], None] | None = None
 
     def start(self) -> None:
         if self._starting is None:
+            self._started_at = asyncio.get_running_loop().time()
             self._starting = asyncio.create_task(self._connect_all(), name="mcp-servers-start")
 
-    async def wait_ready(self) -> None:
+    async def wait_ready(self, within: float | None = None) -> None:
+        """Returns when every server is connected or has failed, or (with `within`) once
+        `within` seconds have passed since `start()`, whichever comes first."""
         self.start()
         assert self._starting is not None
-        await asyncio.wait({self._starting})
+        if within is None:
+            await asyncio.wait({self._starting})
+            return
+        left = self._started_at + within - asyncio.get_running_loop().time()
+        if left > 0:
+            await asyncio.wait({self._starting}, timeout=left)
+
+    async def wait_for_prompt(self) -> None:
+        """What a prompt waits for: the servers, at most `prompt_wait` s after `start()`
+        (a server still starting then is late: its tools join when it is ready)."""
+        await self.wait_ready(self.prompt_wait)
 
     def ready_connections(self) -> list[McpConnection]:
         return [c for c in self.connections if c.state == "ready"]
+
+    def starting_connections(self) -> list[McpConnection]:
+        """Servers still starting (late for a prompt that did not wait for them)."""
+        return [c for c in self.connections if c.state in ("new", "starting")]
 
     def take_notices(self) -> list[str]:
         notices, self._notices = self._notices, []
@@ -402,12 +441,12 @@ class McpServers:
         # (written by a callback scheduled as the handler returns) go out first.
         await asyncio.sleep(START_DELAY_S)
         await asyncio.gather(*(self._connect(c) for c in self.connections))
-        if self.on_ready is not None:
-            self.on_ready()  # their prompts become commands
 
     async def _connect(self, connection: McpConnection) -> None:
         if await connection.connect():
             logger.info("MCP server %s: %d tool(s)", connection.name, len(connection.tools))
+            if self.on_ready is not None:
+                self.on_ready()  # its prompts become commands
             return
         logger.warning("MCP server %s is unavailable: %s", connection.name, connection.failure)
         verb = "started" if isinstance(connection.config, McpStdioServer) else "reached"

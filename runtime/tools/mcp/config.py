@@ -24,6 +24,11 @@ logger = logging.getLogger(__name__)
 MCP_START_TIMEOUT_S = 10.0
 """How long a server may take to start, answer `initialize` and list its tools."""
 
+MCP_PROMPT_WAIT_S = 3.0
+"""How long a prompt waits for servers still starting (from the session's start); a
+server not ready by then is late: the prompt goes on, and its tools join when it is
+ready. `ADK_ACP_MCP_PROMPT_WAIT_S` in the agent's environment changes it (tests)."""
+
 MCP_CALL_TIMEOUT_S = 600.0
 """How long one `tools/call` may take (Gemini CLI's default MCP timeout, 10 minutes)."""
 
@@ -137,6 +142,15 @@ def servers_from_settings(
         else:
             logger.warning("mcpServers.%s: needs command, httpUrl or url; skipped", name)
     return tuple(out)
+
+
+def prompt_wait(env: Mapping[str, str]) -> float:
+    """`MCP_PROMPT_WAIT_S`, or `ADK_ACP_MCP_PROMPT_WAIT_S` when it is a number >= 0."""
+    try:
+        value = float(env.get("ADK_ACP_MCP_PROMPT_WAIT_S", ""))
+    except ValueError:
+        return MCP_PROMPT_WAIT_S
+    return value if value >= 0 else MCP_PROMPT_WAIT_S
 
 
 def merged_servers(

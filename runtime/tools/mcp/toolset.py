@@ -23,8 +23,10 @@ with a warning.
 
 Lifecycle: the session starts the servers without waiting (session/new answers at
 once); the first model request of the session waits until each server is ready or
-has failed (bounded by the start-up timeout, counted from session start), then the
-tools are registered with the scheduler and declared to the model.
+has failed, at most `MCP_PROMPT_WAIT_S` from session start, then the ready servers'
+tools are registered with the scheduler and declared to the model. A server still
+starting then is named to the user as late; when it becomes ready its tools join from
+the next model call (with a notice).
 """
 
 from __future__ import annotations
@@ -217,11 +219,13 @@ def wrap_tools(
 class GcliMcpToolset(BaseToolset):
     """The ADK face of a session's MCP servers.
 
-    The first `get_tools` waits for the servers (`McpServers.wait_ready`), wraps
-    their tools, adds them to the session's scheduler and keeps the `GcliAdkTool`s;
-    every call passes pending notices (failed or stopped servers) to `notice`.
+    The first `get_tools` waits for the servers (`McpServers.wait_for_prompt`), wraps
+    their tools (and the resource tools), adds them to the session's scheduler and
+    keeps the `GcliAdkTool`s; later calls rewrap when a server joined or changed its
+    tools; every call passes pending notices (failed or stopped servers) to `notice`.
     In plan mode (`mode`, the session's mode getter) only the tools their server
-    marks read-only are offered. `close` does nothing: the session closes the servers.
+    marks read-only (and the resource tools) are offered. `close` does nothing: the
+    session closes the servers.
     """
 
     def __init__(
@@ -239,14 +243,18 @@ class GcliMcpToolset(BaseToolset):
         self._notice = notice
         self._lock = asyncio.Lock()
         self._tools: list[BaseTool] | None = None
-        self._wrapped: list[GcliMcpTool] = []
+        self._wrapped: list[GcliTool] = []
+        self._joined: set[str] = set()  # servers whose tools were offered
         self._use_invocation_cache = False  # a server's list may change within a turn
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         async with self._lock:
             if self._tools is None:
                 self._tools = await self._load()
-            elif any(c.tools_changed for c in self.servers.ready_connections()):
+            elif any(
+                c.tools_changed or c.name not in self._joined
+                for c in self.servers.ready_connections()
+            ):
                 self._tools = await self._reload()
         self.flush_notices()
         if self._mode is not None and self._mode() == "plan":
@@ -261,25 +269,43 @@ class GcliMcpToolset(BaseToolset):
     async def _load(self) -> list[BaseTool]:
         from runtime.adk.tools import to_adk_tools
 
-        await self.servers.wait_ready()
+        await self.servers.wait_for_prompt()
+        for late in self.servers.starting_connections():
+            self._notice(
+                f"\n\n_MCP server '{late.name}' is still starting; this prompt goes on "
+                "without its tools, which join when it is ready._\n\n"
+            )
         scheduler = self._scheduler()
-        self._wrapped = wrap_tools(self.servers.ready_connections(), taken=scheduler.tools)
+        self._wrapped = self._wrap(scheduler)
         scheduler.add_tools(self._wrapped)
         return list(to_adk_tools(self._wrapped, scheduler_provider=lambda _ctx: self._scheduler()))
 
+    def _wrap(self, scheduler: Scheduler) -> list[GcliTool]:
+        """The ready servers' tools, and the resource tools when a server has resources."""
+        from runtime.tools.mcp.resources import resource_tools
+
+        ready = self.servers.ready_connections()
+        self._joined.update(c.name for c in ready)
+        wrapped: list[GcliTool] = [*wrap_tools(ready, taken=scheduler.tools)]
+        return wrapped + resource_tools(self.servers, taken=scheduler.tools)
+
     async def _reload(self) -> list[BaseTool]:
-        """A server said its tools changed (`notifications/tools/list_changed`): list them
-        again and offer the new set from the next model call on."""
+        """A server said its tools changed (`notifications/tools/list_changed`), or a late
+        server is ready: list again and offer the new set from the next model call on."""
         from runtime.adk.tools import to_adk_tools
 
-        changed = [c for c in self.servers.ready_connections() if await c.refresh_tools()]
+        ready = self.servers.ready_connections()
+        changed = [c for c in ready if await c.refresh_tools()]
+        joined = [c for c in ready if c.name not in self._joined]
         scheduler = self._scheduler()
         old = {t.name for t in self._wrapped}
         scheduler.remove_tools(old)
-        self._wrapped = wrap_tools(self.servers.ready_connections(), taken=scheduler.tools)
+        self._wrapped = self._wrap(scheduler)
         scheduler.add_tools(self._wrapped)
         for connection in changed:
             self._notice(f"\n\n_MCP server '{connection.name}' changed its tools._\n\n")
+        for connection in joined:
+            self._notice(f"\n\n_MCP server '{connection.name}' is ready; its tools join now._\n\n")
         return list(to_adk_tools(self._wrapped, scheduler_provider=lambda _ctx: self._scheduler()))
 
     async def close(self) -> None:
@@ -300,7 +326,7 @@ async def mention_resources(servers: McpServers, parts: tuple[Any, ...]) -> tupl
     from runtime.protocol import ReferencePart, TextPart
 
     if any(isinstance(p, TextPart) and "@" in p.text for p in parts):
-        await servers.wait_ready()  # the first prompt may come before the servers are up
+        await servers.wait_for_prompt()  # the first prompt may come before the servers are up
     known = {str(r.uri): c for c in servers.ready_connections() for r in c.resources}
     if not known:
         return parts

@@ -31,6 +31,8 @@ READ_ONLY_TOOLS: tuple[str, ...] = (
     "grep_search",
     "list_directory",
     "write_todos",
+    "list_mcp_resources",
+    "read_mcp_resource",
 )
 EDIT_TOOLS: tuple[str, ...] = ("write_file", "replace")
 ASKING_TOOLS: tuple[str, ...] = (*EDIT_TOOLS, SHELL_TOOL_NAME, "web_fetch")
