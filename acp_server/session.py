@@ -148,7 +148,7 @@ class AcpSession:
         if self._cancel_requested or end.reason == "aborted":
             self._last_stop = "cancelled"
             return {"stopReason": "cancelled"}
-        if end.reason == "failed":
+        if end.reason == "failed" and self._last_fatal is not None:
             self._last_stop = "end_turn"
             raise self._failure(end)
         self._last_stop = stop_reason(end.reason)
