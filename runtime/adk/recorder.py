@@ -182,6 +182,13 @@ class SessionRecorder:
             {"id": self._partial_id, "type": "gemini", "content": text, "partial": True}
         )
 
+    def _seal(self) -> None:
+        """A retry follows: what was streamed so far stays in the record as seen (the
+        retried answer will not contain it), and the next text starts a new part."""
+        if self._unrecorded:
+            self._write_partial()
+        self._streamed_done()
+
     def _streamed_done(self) -> None:
         """The streamed text is recorded for good (as an answer, or as partial at the end)."""
         self._unrecorded.clear()
@@ -301,6 +308,8 @@ class SessionRecorder:
             if event.kind == "plan":
                 self.recording.set_metadata(plan=data.get("entries", []))
             elif event.kind == "notice" and data.get("text"):
+                if data.get("retry"):
+                    self._seal()
                 self.recording.record_message({"type": "info", "content": str(data["text"])})
         elif isinstance(event, ErrorEvent):
             kind = "error" if event.fatal else "warning"

@@ -140,7 +140,9 @@ class AdkEventTranslator:
         if event.partial:
             notice = (event.custom_metadata or {}).get(NOTICE_KEY)
             if notice:
-                out.append(CustomEvent(**self._base(), kind="notice", data={"text": str(notice)}))
+                # the model is asked again: what it streamed so far is not part of the answer
+                data = {"text": str(notice), "retry": True}
+                out.append(CustomEvent(**self._base(), kind="notice", data=data))
             parts = self._message_parts(event.content)
             if parts:
                 self._saw_delta = True

@@ -12,9 +12,13 @@ from tests.e2e.test_session_commands import words
 from tests.e2e.test_sessions import another_process, contents_text, kill_9, records
 from tests.e2e.tools_harness import EDITOR, MakeAgent, start_agent, wait_until
 from tests.fakes.gemini_server import (
+    Drop,
     FakeGeminiServer,
     HangPoint,
+    Reply,
+    chunk,
     function_call_response,
+    text_part,
     text_response,
     usage,
 )
@@ -125,3 +129,24 @@ async def test_rewind_says_that_file_edits_were_kept(
     assert "File edits made in those exchanges were kept" in said
     assert str(agent.workspace / "notes.txt") in said
     assert (agent.workspace / "notes.txt").read_text() == "hi\n"
+
+
+async def test_a_retried_answer_replays_in_the_order_it_was_seen(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    hang = HangPoint()
+    broken = Reply(steps=(chunk([text_part("Broken ")]), hang, Drop()))
+    fake_gemini.add(broken, text_response("Whole answer."))
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    pending = agent.client.start_prompt(agent.session_id, "one")
+    await hang.wait_reached_async()
+    await wait_until(lambda: recorded_partial(agent.home) == "Broken ", 10, "flush")
+    hang.release()
+    assert await pending.result() == {"stopReason": "end_turn"}
+    seen = agent.text()
+    assert seen.startswith("Broken ") and "Retrying" in seen and seen.endswith("Whole answer.")
+
+    client = await another_process(make_agent, agent)
+    await client.load_session(agent.session_id, agent.workspace)
+    replayed = client.text_of(agent.session_id)
+    assert replayed == seen  # what was shown before the retry, the notice, then the answer
