@@ -14,7 +14,8 @@ at most the last half second of what the user saw: a timer armed by the first
 unrecorded chunk writes the text so far every `PARTIAL_FLUSH_S` (one write per
 interval, not per chunk) as a `partial` gemini message, shown by a replay and
 never sent back to the model; the consolidated answer then takes that message's
-id, replacing it (last write wins).
+id, replacing it (last write wins). A retry notice seals the part streamed before
+it (the retried answer will not contain it), so a replay shows what was seen.
 """
 
 from __future__ import annotations
