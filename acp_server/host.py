@@ -18,6 +18,7 @@ from pygls.exceptions import JsonRpcException
 
 from acp_server.errors import RESOURCE_NOT_FOUND
 from acp_server.updates import permission_params
+from runtime.errors import HostRequestError
 from runtime.host import (
     FallbackChoice,
     FallbackIntent,
@@ -97,9 +98,17 @@ class AcpHost(Host):
         self._cleanups: set[asyncio.Task[None]] = set()
 
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
-        result = await self.engine.request(
-            "session/request_permission", permission_params(self.session_id, request)
-        )
+        """The editor's choice. An error answer raises HostRequestError: the scheduler
+        then ends the call `failed` (the question was never answered)."""
+        try:
+            result = await self.engine.request(
+                "session/request_permission", permission_params(self.session_id, request)
+            )
+        except JsonRpcException as exc:
+            raise HostRequestError(
+                f"the editor answered the permission request with error {exc.code}: "
+                f"{exc.message or 'no message'}"
+            ) from exc
         outcome = (result or {}).get("outcome") or {}
         if outcome.get("outcome") == "selected" and isinstance(outcome.get("optionId"), str):
             valid = {o.option_id for o in request.options}

@@ -15,7 +15,7 @@ from typing import Any
 from acp import schema
 from pydantic import TypeAdapter, ValidationError
 
-from acp_server.updates import Update, config_update, mode_update, tool_content
+from acp_server.updates import Update, config_update, mode_update, notice_text, tool_content
 from runtime.protocol import DisplayContent
 from runtime.services.recording import Message
 
@@ -108,7 +108,9 @@ def message_updates(message: Message) -> Iterator[Update]:
     elif kind == "gemini":
         yield from _gemini(message)
     elif kind in ("info", "warning", "error") and isinstance(message.get("content"), str):
-        text = message["content"] if kind == "info" else f"\n\n**{message['content']}**\n"
+        text = (
+            notice_text(message["content"]) if kind == "info" else f"\n\n**{message['content']}**\n"
+        )
         yield schema.AgentMessageChunk(session_update="agent_message_chunk", content=_text(text))
 
 

@@ -7,14 +7,16 @@ stream; the prompt then returns stopReason `cancelled` — always, whether the
 model was streaming, a tool or a permission prompt was pending, or the model
 had not answered yet. A turn that fails for good (say, out of quota) answers
 with a JSON-RPC error whose message says what happened; the session stays
-usable.
+usable. `close` (also on `session/delete`) first answers every prompt still
+waiting with `cancelled`, so no `session/prompt` is left unanswered.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from acp import schema
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
     from runtime.session import AgentSession
 
 logger = logging.getLogger(__name__)
+
+CLOSE_WAIT_S = 10.0
+"""How long `close` waits for a stopped turn's prompt to be answered."""
 
 
 async def _ready(parts: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -54,6 +59,7 @@ class AcpSession:
         self._idle = asyncio.Event()
         self._idle.set()
         self._last_stop: str = "end_turn"
+        self._prompt_tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe = runtime.protocol.subscribe(self._on_event)
 
     # ------------------------------------------------------------ events → updates
@@ -123,6 +129,10 @@ class AcpSession:
         steers it (see `steer`)."""
         if self._prompting:
             return await self.steer(make_parts)
+        with self._answered_before_close():
+            return await self._prompt(make_parts)
+
+    async def _prompt(self, make_parts: Callable[[], Awaitable[tuple[Any, ...]]]) -> dict[str, Any]:
         self._prompting = True
         self._idle.clear()
         self._cancel_requested = False
@@ -138,7 +148,7 @@ class AcpSession:
         if self._cancel_requested or end.reason == "aborted":
             self._last_stop = "cancelled"
             return {"stopReason": "cancelled"}
-        if end.reason == "failed":
+        if end.reason == "failed" and self._last_fatal is not None:
             self._last_stop = "end_turn"
             raise self._failure(end)
         self._last_stop = stop_reason(end.reason)
@@ -206,6 +216,31 @@ class AcpSession:
         self._cancel_requested = True
         await self.runtime.protocol.abort()
 
+    @contextlib.contextmanager
+    def _answered_before_close(self) -> Iterator[None]:
+        """Marks the request task waiting for a prompt's answer; `close` waits for it."""
+        task = asyncio.current_task()
+        if task is None or task in self._prompt_tasks:  # a steer running as a prompt
+            yield
+            return
+        self._prompt_tasks.add(task)
+        try:
+            yield
+        finally:
+            self._prompt_tasks.discard(task)
+
     async def close(self) -> None:
+        """Stop the running turn and wait until every waiting `session/prompt` has its
+        answer (`cancelled`), then close the engine: the close is answered after them."""
+        waiting = set(self._prompt_tasks)
+        if waiting:
+            self._cancel_requested = True
+            await self.runtime.protocol.abort()
+            _done, late = await asyncio.wait(waiting, timeout=CLOSE_WAIT_S)
+            if late:
+                logger.warning("%d prompt(s) still running at close; cancelling them", len(late))
+                for task in late:
+                    task.cancel()
+                await asyncio.wait(late, timeout=CLOSE_WAIT_S)
         self._unsubscribe()
         await self.runtime.close()

@@ -73,6 +73,12 @@ def stop_reason(reason: AgentEndReason) -> StopReason:
             assert_never(reason)
 
 
+def notice_text(text: str) -> str:
+    """A notice as agent text: a paragraph of its own, never glued to the answer
+    around it (the text comes with or without its own blank lines)."""
+    return f"\n\n{text.strip(chr(10))}\n\n"
+
+
 def mode_update(mode: str) -> schema.CurrentModeUpdate:
     """`current_mode_update`: the session's mode changed."""
     return schema.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode)
@@ -243,7 +249,7 @@ class UpdateMapper:
             ]
             return [schema.AgentPlanUpdate(session_update="plan", entries=entries)]
         if event.kind == "notice" and data.get("text"):
-            return [self._chunk(str(data["text"]))]
+            return [self._chunk(notice_text(str(data["text"])))]
         return []
 
 

@@ -130,9 +130,21 @@ async def _rewind(session: AgentSession, args: str) -> CommandOutcome:
     if not prompts:
         return CommandOutcome("Nothing to rewind: the conversation is empty.")
     listed = "\n".join(f"- {_prompt_text(m)}" for m in prompts)
+    edited = sorted(
+        {
+            str(location["path"])
+            for m in removed
+            for call in m.get("toolCalls") or ()
+            if call.get("kind") in ("edit", "delete", "move") and call.get("status") == "success"
+            for location in call.get("locations") or ()
+            if isinstance(location, dict) and location.get("path")
+        }
+    )
+    files = f": {', '.join(f'`{p}`' for p in edited)}" if edited else ""
     return CommandOutcome(
         f"Rewound {len(prompts)} exchange(s) ({len(removed)} message(s) removed); "
-        f"the model no longer sees:\n{listed}"
+        f"the model no longer sees:\n{listed}\n\n"
+        f"File edits made in those exchanges were kept; /rewind does not undo them{files}."
     )
 
 

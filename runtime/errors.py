@@ -23,6 +23,10 @@ class CapabilityNotOffered(RuntimeAgentError):
     """The engine asked the editor for something it did not advertise."""
 
 
+class HostRequestError(RuntimeAgentError):
+    """The editor answered one of our requests (a permission question) with an error."""
+
+
 class PathOutsideWorkspaceError(RuntimeAgentError):
     """A path resolves outside every workspace root of the session."""
 

@@ -343,12 +343,15 @@ class AgentSession:
         )
         if tokens < limit:
             return
+        # said inside the prompt's own stream, before its answer, as a notice of its own
         try:
             result = await self.compress("auto")
         except CompressionError as exc:
-            self.protocol.notice(f"Could not compress the conversation ({exc}); it is unchanged.")
+            self.protocol.pending_notice(
+                f"Could not compress the conversation ({exc}); it is unchanged."
+            )
             return
-        self.protocol.notice(compression_notice(result))
+        self.protocol.pending_notice(compression_notice(result))
 
     async def session_start(self, source: str) -> None:
         """SessionStart hooks: their system message is shown and their additional

@@ -10,6 +10,7 @@ are restored. An unknown id is answered with -32002 and nothing is created.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import uuid
@@ -179,7 +180,29 @@ def register(server: AcpServer) -> None:  # noqa: C901 - one closure per method
             )
         return recording, record
 
+    opening: dict[str, tuple[asyncio.Lock, int]] = {}  # session id → (lock, users)
+
     async def reopen(
+        session_id: str, cwd: str, extra: list[str] | None, servers: list[Any] | None
+    ) -> tuple[AcpSession, ConversationRecord]:
+        """The live session, or one opened from its record. Two loads (or resumes) of one
+        session sent back to back are served one after the other: the second finds the
+        engine the first built (one engine, one set of MCP servers)."""
+        lock, users = opening.get(session_id) or (asyncio.Lock(), 0)
+        opening[session_id] = (lock, users + 1)
+        try:
+            async with lock:
+                if users:  # the load before this one is answered before this one replays
+                    await asyncio.sleep(0)
+                return await reopen_now(session_id, cwd, extra, servers)
+        finally:
+            lock, users = opening[session_id]
+            if users <= 1:
+                del opening[session_id]
+            else:
+                opening[session_id] = (lock, users - 1)
+
+    async def reopen_now(
         session_id: str, cwd: str, extra: list[str] | None, servers: list[Any] | None
     ) -> tuple[AcpSession, ConversationRecord]:
         live = server.sessions.get(session_id)

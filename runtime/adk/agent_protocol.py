@@ -34,6 +34,7 @@ from runtime.adk.history_cache import HISTORY_CACHE, HistoryCache
 
 if TYPE_CHECKING:
     from runtime.services.hooks import HookRunner
+from runtime.adk.stream_check import InvalidStreamError
 from runtime.adk.stream_control import StreamControl
 from runtime.adk.translator import HTTP_TO_STATUS, AdkEventTranslator
 from runtime.errors import ModelError, StreamActiveError
@@ -358,6 +359,21 @@ class AdkAgentProtocol(AgentProtocol):
                 data = {"finishReason": translator.finish_reason}
         except asyncio.CancelledError:
             reason = "aborted"
+        except InvalidStreamError as exc:  # told, and the turn ends without a JSON-RPC error
+            reason = exc.end_reason
+            data = {"code": "INVALID_STREAM", "errorType": exc.kind}
+            if exc.finish:
+                data["finishReason"] = exc.finish
+            self._emit(
+                ErrorEvent(
+                    id=ids(),
+                    stream_id=stream_id,
+                    status="INTERNAL",
+                    message=exc.user_message,
+                    fatal=False,
+                    meta=dict(data),
+                )
+            )
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error event and agent_end
             if type(exc).__name__ == "LlmCallsLimitExceededError" and self._stop is None:
                 self._stop = StopRequest(

@@ -5,6 +5,8 @@ ADK calls `generate_content_async` once per model turn. This class maps the
 into partial `LlmResponse`s followed by one consolidated response (ADK's
 `StreamingResponseAggregator`), and keeps the retry + fallback loop inside
 itself (`ModelResilience`): errors are never thrown to the Runner for retry.
+A streamed answer that is not usable (empty, a malformed tool call...: see
+`stream_check`) raises `InvalidStreamError` instead of its consolidated response.
 The model id is re-read from the request at every attempt, so a fallback
 never dispatches with the old model's settings.
 """
@@ -23,6 +25,7 @@ from google.genai import types
 from pydantic import ConfigDict, Field
 
 from runtime.adk.coalesce import coalesced
+from runtime.adk.stream_check import StreamCheck, answers_tool
 from runtime.adk.stream_control import StreamControl
 from runtime.models.content_generator import ContentGenerator
 
@@ -120,11 +123,15 @@ class GcliAgentModel(BaseLlm):
             return
         aggregator = StreamingResponseAggregator()
         last_usage: types.GenerateContentResponseUsageMetadata | None = None
+        check = StreamCheck(answers_tool=answers_tool(llm_request.contents))
         chunks = coalesced(
-            generator.generate_content_stream(
-                model=model, contents=llm_request.contents, config=config
+            check.watch(
+                generator.generate_content_stream(
+                    model=model, contents=llm_request.contents, config=config
+                )
             )
         )
+        cut = False
         try:
             async for chunk in chunks:
                 if chunk.usage_metadata:
@@ -142,6 +149,9 @@ class GcliAgentModel(BaseLlm):
                     break  # a guard ended the stream (a loop): read no further
         finally:
             await chunks.aclose()
+        problem = None if cut else check.verdict()
+        if problem is not None:  # nothing of this attempt goes into the history
+            raise problem
         final = aggregator.close()
         if final is not None:
             if last_usage:

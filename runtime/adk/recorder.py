@@ -8,10 +8,19 @@ each batch of function responses. The protocol's events (`observe`) add what onl
 the engine's side knows: which prompt the user typed (as opposed to a guard's
 nudge), each tool call's title, kind, locations, diff and final status, the title,
 model choice, mode and plan, notices and errors shown to the user.
+
+The answer being streamed reaches the record too, so a `kill -9` mid-answer loses
+at most the last half second of what the user saw: a timer armed by the first
+unrecorded chunk writes the text so far every `PARTIAL_FLUSH_S` (one write per
+interval, not per chunk) as a `partial` gemini message, shown by a replay and
+never sent back to the model; the consolidated answer then takes that message's
+id, replacing it (last write wins). A retry notice seals the part streamed before
+it (the retried answer will not contain it), so a replay shows what was seen.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -32,9 +41,12 @@ from runtime.protocol import (
     ToolResponseEvent,
     UsageEvent,
 )
-from runtime.services.recording import ChatRecordingService, Message
+from runtime.services.recording import ChatRecordingService, Message, new_message_id
 
 logger = logging.getLogger(__name__)
+
+PARTIAL_FLUSH_S = 0.5
+"""The streamed answer is in the record at most this long after the user saw it."""
 
 
 def dump_part(part: types.Part) -> dict[str, Any]:
@@ -64,6 +76,8 @@ class SessionRecorder:
         self._call_message: dict[str, str] = {}  # function call id → gemini message id
         self._last_model: Message | None = None
         self._unrecorded: list[str] = []  # agent text streamed since the last model record
+        self._partial_id: str | None = None  # the record message holding `_unrecorded`
+        self._flush: asyncio.TimerHandle | None = None
         for message in recording.messages:
             for call in message.get("toolCalls") or ():
                 self._call_message[str(call.get("id"))] = message["id"]
@@ -105,6 +119,7 @@ class SessionRecorder:
     def _model(self, event: Event, content: types.Content) -> None:
         parts = content.parts or []
         text = "".join(p.text for p in parts if p.text and not p.thought)
+        message_id = self._partial_id or event.id
         thoughts = [{"subject": "", "description": p.text} for p in parts if p.text and p.thought]
         calls = []
         for part in parts:
@@ -115,9 +130,9 @@ class SessionRecorder:
             calls.append(
                 {"id": call_id, "name": call.name, "args": call.args or {}, "status": "executing"}
             )
-            self._call_message[call_id] = event.id
+            self._call_message[call_id] = message_id
         message: Message = {
-            "id": event.id,
+            "id": message_id,  # the answer replaces its streamed part
             "type": "gemini",
             "content": text,
             "parts": [dump_part(p) for p in parts],
@@ -138,8 +153,50 @@ class SessionRecorder:
                 "total": usage.total_token_count or 0,
             }
         self._last_model = message
-        self._unrecorded.clear()
+        self._streamed_done()
         self.recording.record_message(message)
+
+    # ------------------------------------------------------------ the answer being streamed
+
+    def _arm_flush(self) -> None:
+        if self._flush is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a synchronous caller): written at the end only
+            return
+        self._flush = loop.call_later(PARTIAL_FLUSH_S, self._flush_due)
+
+    def _flush_due(self) -> None:
+        self._flush = None
+        if self._unrecorded:
+            try:
+                self._write_partial()
+            except Exception:  # noqa: BLE001 - recording must never break a turn
+                logger.exception("recording the streamed answer failed")
+
+    def _write_partial(self) -> None:
+        if self._partial_id is None:
+            self._partial_id = new_message_id()
+        text = "".join(self._unrecorded)
+        self.recording.record_message(
+            {"id": self._partial_id, "type": "gemini", "content": text, "partial": True}
+        )
+
+    def _seal(self) -> None:
+        """A retry follows: what was streamed so far stays in the record as seen (the
+        retried answer will not contain it), and the next text starts a new part."""
+        if self._unrecorded:
+            self._write_partial()
+        self._streamed_done()
+
+    def _streamed_done(self) -> None:
+        """The streamed text is recorded for good (as an answer, or as partial at the end)."""
+        self._unrecorded.clear()
+        self._partial_id = None
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
 
     def _usage(self, event: UsageEvent) -> None:
         """Tokens of the last model response, when its consolidated event had none."""
@@ -197,14 +254,20 @@ class SessionRecorder:
         if isinstance(event, MessageEvent) and event.role == "user":
             self._prompt_text = "".join(p.text for p in event.content if isinstance(p, TextPart))
         elif isinstance(event, MessageEvent) and event.role == "agent":
-            self._unrecorded += [p.text for p in event.content if isinstance(p, TextPart)]
+            texts = [p.text for p in event.content if isinstance(p, TextPart)]
+            if texts:
+                self._unrecorded += texts
+                self._arm_flush()
         elif isinstance(event, AgentEndEvent) and self._unrecorded:
             # A cancelled (or cut) answer: what the user saw is kept for the replay;
             # the model never got it back in its history, so the rebuild skips it.
-            text, self._unrecorded = "".join(self._unrecorded), []
+            text = "".join(self._unrecorded)
             last = self._last_model
             if last is None or last.get("content") != text:  # not a repeat of a recorded one
-                self.recording.record_message({"type": "gemini", "content": text, "partial": True})
+                self._write_partial()
+            self._streamed_done()
+        elif isinstance(event, AgentEndEvent):
+            self._streamed_done()
         elif isinstance(event, ToolRequestEvent) and event.display is not None:
             found = self._call(event.request_id)
             if found is not None:
@@ -246,6 +309,8 @@ class SessionRecorder:
             if event.kind == "plan":
                 self.recording.set_metadata(plan=data.get("entries", []))
             elif event.kind == "notice" and data.get("text"):
+                if data.get("retry"):
+                    self._seal()
                 self.recording.record_message({"type": "info", "content": str(data["text"])})
         elif isinstance(event, ErrorEvent):
             kind = "error" if event.fatal else "warning"

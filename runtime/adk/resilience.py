@@ -24,8 +24,10 @@ from typing import Any
 
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
+from google.genai import types
 
 from runtime.adk.model import Attempt, ModelResilience, notice_response
+from runtime.adk.stream_check import NUDGES, InvalidStreamError
 from runtime.errors import ModelError
 from runtime.models.fallback import FallbackDecision, persistent_quota_handler
 from runtime.models.policy_catalog import resolve_model
@@ -49,6 +51,37 @@ def _delay_scale() -> float:
         return 1.0
 
 
+def describe_error(exc: BaseException) -> str:
+    """An error as a short phrase that never comes out empty (a dropped connection's
+    exception often has no message)."""
+    text = str(exc).strip()
+    name = type(exc).__name__
+    if not text:
+        cause = exc.__cause__ or exc.__context__
+        return f"{name}: {describe_error(cause)}" if cause is not None else name
+    return text if name in text else f"{name}: {text}"
+
+
+def nudge(request: LlmRequest, kind: str) -> None:
+    """The retry after an empty or thought-only answer asks the model for an answer
+    in its system instruction (Gemini CLI's on-retry nudge); the request is this
+    call's own."""
+    extra = NUDGES.get(kind)
+    if extra is None:
+        return
+    current = request.config.system_instruction
+    if current is None or isinstance(current, str):
+        instruction: Any = (current or "") + extra
+    elif isinstance(current, types.Content):
+        instruction = current.model_copy(
+            update={"parts": [*(current.parts or []), types.Part(text=extra)]}
+        )
+    else:
+        logger.debug("system instruction of type %s left as is", type(current).__name__)
+        return
+    request.config = request.config.model_copy(update={"system_instruction": instruction})
+
+
 class GcliResilience(ModelResilience):
     """retryWithBackoff + handleFallback around each model call."""
 
@@ -62,9 +95,12 @@ class GcliResilience(ModelResilience):
     async def run(self, request: LlmRequest, attempt: Attempt) -> AsyncGenerator[LlmResponse, None]:
         retries_mid_stream = 0
         while True:
-            agen, first = await self._start(request, attempt)
-            yielded = first is not None
+            agen: AsyncGenerator[LlmResponse, None] | None = None
+            yielded = False
+            unusable: str | None = None
             try:
+                agen, first = await self._start(request, attempt)
+                yielded = first is not None
                 if first is not None:
                     yield first
                 async for response in agen:
@@ -72,6 +108,13 @@ class GcliResilience(ModelResilience):
                     yield response
                 self.state.availability.mark_healthy(request.model or "")
                 return
+            except InvalidStreamError as exc:
+                # Gemini CLI retries an unusable answer within the mid-stream budget
+                if not exc.retry or retries_mid_stream + 1 >= MID_STREAM_RETRY.max_attempts:
+                    raise
+                logger.warning("the model's answer %s; retrying", exc.problem)
+                text = f"The model's answer {exc.problem}. Retrying…"
+                unusable = exc.kind
             except Exception as exc:  # noqa: BLE001 - decide below whether to retry
                 if not (yielded and is_retryable_error(exc)):
                     raise
@@ -79,20 +122,23 @@ class GcliResilience(ModelResilience):
                     model = request.model or self.state.default_model
                     raise ModelError(
                         f"The answer of {model} broke off {MID_STREAM_RETRY.max_attempts} times "
-                        f"in a row ({exc}); gave up. Please try again.",
+                        f"in a row ({describe_error(exc)}); gave up. Please try again.",
                         status="UNAVAILABLE",
                         code="STREAM_INTERRUPTED",
                         model=model,
                     ) from exc
-                delay = MID_STREAM_RETRY.delay_ms(retries_mid_stream)
-                retries_mid_stream += 1
-                logger.warning("the model stream broke (%s); retrying in %d ms", exc, delay)
-                # in the stream, so the user sees it after the part that was shown
-                text = f"The model's answer was interrupted: {exc}. Retrying…"
-                yield notice_response(f"\n\n_({text})_\n\n")
-                await self._sleep(delay / 1000)
+                logger.warning("the model stream broke (%s); retrying", describe_error(exc))
+                text = f"The model's answer was interrupted ({describe_error(exc)}). Retrying…"
             finally:
-                await agen.aclose()
+                if agen is not None:
+                    await agen.aclose()
+            delay = MID_STREAM_RETRY.delay_ms(retries_mid_stream)
+            retries_mid_stream += 1
+            # in the stream, so the user sees it after the part that was shown
+            yield notice_response(f"\n\n_({text})_\n\n")
+            await self._sleep(delay / 1000)
+            if unusable is not None:
+                nudge(request, unusable)
 
     async def _start(
         self, request: LlmRequest, attempt: Attempt

@@ -6,7 +6,9 @@ deltas only; the consolidated event contributes its text only when no delta
 came before it (a non-streaming call), so nothing is counted twice. Function
 calls and responses are not translated here: the scheduler emits the tool
 events with their display. Usage comes from consolidated events; the finish
-reason of the last one decides the stream's end reason.
+reason of the last one decides the stream's end reason, and an answer that
+stopped for another reason than STOP says why in a notice (as Gemini CLI does),
+never as a fatal error.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from runtime.protocol import (
     AgentEvent,
     ContentPart,
     CustomEvent,
-    ErrorEvent,
     ErrorStatus,
     MessageEvent,
     TextPart,
@@ -71,6 +72,33 @@ def finish_to_end_reason(finish: str | None) -> AgentEndReason:
     return "failed"
 
 
+_STOPPED_BECAUSE = {
+    "MAX_TOKENS": "it reached the output token limit",
+    "SAFETY": "of safety settings",
+    "RECITATION": "of the recitation (copyright) policy",
+    "LANGUAGE": "the language is not supported",
+    "BLOCKLIST": "it contained blocked terms",
+    "PROHIBITED_CONTENT": "of prohibited content",
+    "SPII": "of sensitive personal information",
+    "MALFORMED_FUNCTION_CALL": "of a malformed tool call",
+    "UNEXPECTED_TOOL_CALL": "of a call to a tool that was not offered",
+    "IMAGE_SAFETY": "of image safety settings",
+    "IMAGE_PROHIBITED_CONTENT": "of prohibited image content",
+    "IMAGE_RECITATION": "of the image recitation policy",
+    "NO_IMAGE": "no image was generated",
+}
+
+
+def _finish_notice(finish: str | None, message: str | None) -> str | None:
+    """What the user is told about an answer that stopped for `finish` (None for a
+    normal end)."""
+    if finish_to_end_reason(finish) == "completed":
+        return None
+    because = _STOPPED_BECAUSE.get(finish or "", f"of finish reason {finish}")
+    detail = f" ({message})" if message else ""
+    return f"\n\n_The answer stopped because {because}{detail}._\n\n"
+
+
 def _finish_name(value: object) -> str | None:
     if value is None:
         return None
@@ -112,7 +140,9 @@ class AdkEventTranslator:
         if event.partial:
             notice = (event.custom_metadata or {}).get(NOTICE_KEY)
             if notice:
-                out.append(CustomEvent(**self._base(), kind="notice", data={"text": str(notice)}))
+                # the model is asked again: what it streamed so far is not part of the answer
+                data = {"text": str(notice), "retry": True}
+                out.append(CustomEvent(**self._base(), kind="notice", data=data))
             parts = self._message_parts(event.content)
             if parts:
                 self._saw_delta = True
@@ -130,16 +160,10 @@ class AdkEventTranslator:
             return out
         if event.error_code or event.finish_reason:
             self._last_finish = _finish_name(event.finish_reason) or _finish_name(event.error_code)
-        if event.error_code and finish_to_end_reason(self._last_finish) == "failed":
-            out.append(
-                ErrorEvent(
-                    **self._base(),
-                    status="INTERNAL",
-                    message=event.error_message or f"The model stopped: {event.error_code}",
-                    fatal=True,
-                    meta={"code": str(event.error_code)},
-                )
-            )
+        stopped = _finish_notice(self._last_finish, event.error_message)
+        if event.error_code and stopped:
+            # Gemini CLI shows why an answer stopped and ends the turn with what it got
+            out.append(CustomEvent(**self._base(), kind="notice", data={"text": stopped}))
         usage = event.usage_metadata
         if usage is not None:
             model = event.model_version or self.last_model or ""

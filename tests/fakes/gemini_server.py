@@ -333,6 +333,37 @@ def function_calls_response(
     return parts_response([[function_call_part(n, a) for n, a in calls]], usage=usage)
 
 
+def blocked_prompt_response(reason: str = "SAFETY", message: str | None = None) -> Reply:
+    """The API refused the prompt itself: no candidates, `promptFeedback.blockReason`
+    (the shape the Gemini API streams for a blocked prompt)."""
+    feedback: dict[str, Any] = {"blockReason": reason}
+    if message:
+        feedback["blockReasonMessage"] = message
+    return Reply(steps=({"promptFeedback": feedback, "usageMetadata": usage(output=0)},))
+
+
+def empty_answer_response(finish: str = "STOP", *, thoughts: Sequence[str] = ()) -> Reply:
+    """An answer without text or tool call: optional thought chunks, then a candidate
+    whose content has no parts, with `finish` (as Gemini returns an empty answer)."""
+    steps: list[Step] = [chunk([thought_part(t)]) for t in thoughts]
+    end = {"content": {"role": "model"}, "finishReason": finish, "index": 0}
+    steps.append({"candidates": [end], "usageMetadata": usage(output=0)})
+    return Reply(steps=tuple(steps))
+
+
+def malformed_function_call_response(
+    message: str = "Malformed function call: print(default_api.read_file(path=))",
+) -> Reply:
+    """A MALFORMED_FUNCTION_CALL finish with an empty content (the real wire shape)."""
+    end = {"content": {}, "finishReason": "MALFORMED_FUNCTION_CALL", "finishMessage": message}
+    return Reply(steps=({"candidates": [{**end, "index": 0}]},))
+
+
+def metadata_chunk(meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A chunk with no candidates, only usage metadata (Gemini sends these)."""
+    return {"usageMetadata": dict(meta or usage())}
+
+
 def error_response(
     http_status: int,
     status: str | None = None,

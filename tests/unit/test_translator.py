@@ -8,7 +8,14 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from runtime.adk.translator import AdkEventTranslator, finish_to_end_reason
-from runtime.protocol import ErrorEvent, MessageEvent, TextPart, ThoughtPart, UsageEvent
+from runtime.protocol import (
+    CustomEvent,
+    ErrorEvent,
+    MessageEvent,
+    TextPart,
+    ThoughtPart,
+    UsageEvent,
+)
 
 
 def _translator() -> AdkEventTranslator:
@@ -98,7 +105,7 @@ def test_user_events_are_ignored() -> None:
     assert tr.translate(event) == []
 
 
-def test_error_code_becomes_a_fatal_error_and_refusals_map_to_refusal() -> None:
+def test_a_finish_reason_is_told_never_a_fatal_error_and_refusals_map_to_refusal() -> None:
     tr = _translator()
     out = tr.translate(
         Event(
@@ -109,10 +116,9 @@ def test_error_code_becomes_a_fatal_error_and_refusals_map_to_refusal() -> None:
             finish_reason=types.FinishReason.MALFORMED_FUNCTION_CALL,
         )
     )
-    assert any(
-        isinstance(e, ErrorEvent) and e.fatal and e.meta == {"code": "MALFORMED_FUNCTION_CALL"}
-        for e in out
-    )
+    assert not any(isinstance(e, ErrorEvent) for e in out)
+    [notice] = [e for e in out if isinstance(e, CustomEvent) and e.kind == "notice"]
+    assert "malformed tool call (bad)" in str((notice.data or {})["text"])
     assert tr.end_reason() == "failed"
     raised = Event(
         author="agent", invocation_id="i", error_code="INVALID_ARGUMENT", error_message="400"
