@@ -233,8 +233,12 @@ async def _start(run: HeadlessRun, host: Host) -> AgentSession:
     home = run.home or Path(run.env.get("HOME") or Path.home())
     config = resolve_config(run.workspace, run.flags, env=run.env, home=home)
     auth = None
+    fake = run.flags.fake_responses
+    if run.generator is None and fake is not None and not fake.is_file():
+        # one run, no server to keep serving: a configuration error at once
+        raise ConfigError(f"the --fake-responses file {fake} does not exist")
     if run.generator is None:
-        auth = resolve_auth(run.env, fake_responses=run.flags.fake_responses)
+        auth = resolve_auth(run.env, fake_responses=fake)
     session_id = uuid.uuid4().hex
     recording = _open_recording(run, session_id, home) if run.record else None
     try:

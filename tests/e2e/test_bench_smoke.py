@@ -18,7 +18,8 @@ import pytest
 from bench import run as bench
 from bench.client import AgentProcess
 
-pytestmark = pytest.mark.e2e
+# Each runs whole benchmark scenarios (fresh agents, a stand-in peer): minutes on a busy machine.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 
 def _is_figure(value: object) -> bool:

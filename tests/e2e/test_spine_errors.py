@@ -134,8 +134,8 @@ async def test_model_500s_until_retries_run_out(
     client, sid = await start_session(make_agent, dirs(tmp_path), fake_gemini, env=FAST_RETRIES)
     started = time.monotonic()
     with pytest.raises(AcpError) as info:
-        await client.prompt(sid, "trigger 500s", timeout=20)
-    assert time.monotonic() - started < 10  # the retry pauses were scaled down
+        await client.prompt(sid, "trigger 500s", timeout=60)
+    assert time.monotonic() - started < 30  # scaled-down pauses (unscaled: minutes)
     assert info.value.code in (-32603, -32003)
     assert "bad day" in info.value.message or "500" in info.value.message
     _no_stack_trace(info.value.message)

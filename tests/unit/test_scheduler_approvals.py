@@ -375,3 +375,34 @@ async def test_queue_orders_tickets_and_tolerates_double_release() -> None:
     queue.release(a)
     await asyncio.gather(*tasks)
     assert order == [b, c]
+
+
+async def test_edits_of_one_turn_are_written_in_call_order(tmp_path: Path) -> None:
+    """Auto edit asks for neither, so both start at once; the second edit is written only
+    after the first (it may build on it), while a command does not wait for them."""
+    sched, tools = scheduler(tmp_path, GatedHost(), mode="autoEdit")
+    gate = asyncio.Event()
+    first_started = asyncio.Event()
+    write = tools["write_file"]
+    plain_execute = write.execute
+
+    async def slow_first(args: dict[str, Any], env: ToolEnv) -> ToolResult:
+        if args["file_path"].endswith("a.txt"):
+            first_started.set()
+            await gate.wait()
+        return await plain_execute(args, env)
+
+    write.execute = slow_first  # type: ignore[method-assign]
+    root = tmp_path / "ws"
+    first = asyncio.create_task(sched.schedule("c1", "write_file", {"file_path": f"{root}/a.txt"}))
+    second = asyncio.create_task(sched.schedule("c2", "replace", {"file_path": f"{root}/b.txt"}))
+    await asyncio.wait_for(first_started.wait(), 5)
+    assert await sched.schedule("c3", SHELL, {"command": "ls"}) == {
+        "output": "ran {'command': 'ls'}"
+    }
+    await asyncio.sleep(0.05)  # a wrongly ordered second edit would run now
+    assert tools["replace"].executed == []
+    gate.set()
+    await asyncio.gather(first, second)
+    assert [a["file_path"] for a in write.executed] == [f"{root}/a.txt"]
+    assert [a["file_path"] for a in tools["replace"].executed] == [f"{root}/b.txt"]

@@ -48,3 +48,4 @@ class ToolCall:
     finished: bool = False
     original_name: str | None = None  # a tail call: the name the model called
     tail: Any = None  # the TailCallRequest an AfterTool hook made of this call
+    write_ticket: int | None = None  # an edit's place among the scheduler's writes

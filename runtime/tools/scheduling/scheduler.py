@@ -132,6 +132,9 @@ class Scheduler:
         self._output_dir = output_dir or env.temp_dir
         self._should_truncate = should_truncate
         self._queue = ApprovalQueue()
+        # Edits run in call order: the next one may be asked while one is written, but it
+        # is written after it (the model's second edit may build on its first).
+        self._writes = ApprovalQueue()
 
     @property
     def tools(self) -> Mapping[str, GcliTool]:
@@ -175,6 +178,8 @@ class Scheduler:
         display = self._display(tool, name, args)
         call = ToolCall(call_id, name, dict(args), self._queue.take(), display)
         call.original_name = original_name
+        if name in EDIT_TOOLS:
+            call.write_ticket = self._writes.take()
         return call
 
     async def _schedule_call(self, call: ToolCall) -> dict[str, Any]:
@@ -193,6 +198,8 @@ class Scheduler:
             raise
         finally:
             self._queue.release(call.ticket)
+            if call.write_ticket is not None:
+                self._writes.release(call.write_ticket)
 
     # ------------------------------------------------------------ stages
 
@@ -227,6 +234,8 @@ class Scheduler:
         if record_run is not None:  # a write under .git/ changes what is asked from now on
             record_run(call.name, call.args)
         await self._report.updated(call, None)
+        if call.write_ticket is not None:
+            await self._writes.wait_turn(call.write_ticket)
         result = await self._execute(call, tool, preview)
         if before.tool_input:  # the model is told its call was changed
             changed = ", ".join(before.tool_input)
