@@ -95,6 +95,13 @@ class SessionLink:
         if recorder is not None:
             recorder.masked(responses)
 
+    def permission_answered(self, request: Any, outcome: Any) -> None:
+        """The user answered (or cancelled) a permission request: the record keeps it,
+        so a reloaded session shows the question and the answer."""
+        recorder = self.session.recorder
+        if recorder is not None:
+            recorder.permission(request, outcome)
+
     def engine_changed_mode(self, mode: str) -> None:
         """The engine switched mode itself ("Allow for this session" on an edit)."""
         chosen = parse_mode(mode)
@@ -243,6 +250,7 @@ def build_scheduler(
         hooks=tool_hooks,
         notify=link.notice,
         on_ask=notification_hook(hooks, link) if hooks is not None else None,
+        on_answer=link.permission_answered,
         interactive=not isinstance(spec.host, HeadlessHost),
     )
     return SchedulerParts(scheduler=scheduler, tools=dict(tools), policy=policy)
