@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { FromView, ToView } from "./messages";
+import { OpBatcher } from "./opBatcher";
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewType = "adkAcp.chat";
@@ -34,13 +35,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       this.onMessage(message);
     });
     view.onDidDispose(() => {
+      this.batcher.drop();
       this.view = null;
       this.ready = false;
     });
   }
 
-  private batch: ToView[] = [];
-  private batchTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly batcher = new OpBatcher((message) => {
+    if (this.view) void this.view.webview.postMessage(message);
+  });
 
   post(message: ToView): void {
     // Before "ready" the webview gets a full snapshot anyway; only non-transcript messages wait.
@@ -48,28 +51,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       if (message.type !== "ops") this.queue.push(message);
       return;
     }
-    // Transcript operations that arrive together (a burst of streamed chunks) cross to the
-    // webview as one message; anything else goes at once, after them, in order.
-    const last = this.batch[this.batch.length - 1];
-    if (message.type === "ops" && last?.type === "ops") {
-      last.ops.push(...message.ops);
-    } else {
-      this.batch.push(message.type === "ops" ? { type: "ops", ops: [...message.ops] } : message);
-    }
-    if (message.type !== "ops") {
-      this.flush();
-    } else if (this.batchTimer === null) {
-      this.batchTimer = setTimeout(() => this.flush(), 4);
-    }
-  }
-
-  private flush(): void {
-    if (this.batchTimer !== null) clearTimeout(this.batchTimer);
-    this.batchTimer = null;
-    const messages = this.batch;
-    this.batch = [];
-    if (!this.view) return;
-    for (const message of messages) void this.view.webview.postMessage(message);
+    this.batcher.post(message);
   }
 
   private html(webview: vscode.Webview, media: vscode.Uri): string {
@@ -110,6 +92,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   </div>
 </footer>
 <script nonce="${nonce}" src="${asset("markdown.js")}"></script>
+<script nonce="${nonce}" src="${asset("transcript.js")}"></script>
 <script nonce="${nonce}" src="${asset("chat.js")}"></script>
 </body>
 </html>`;
