@@ -30,6 +30,10 @@ EXTENSION_SOURCES = (
     "package-lock.json",
     "tsconfig.json",
     ".vscodeignore",
+    "README.md",
+    "CHANGELOG.md",
+    "LICENSE",
+    "images",
     "scripts",
     "src",
     "test",
@@ -137,7 +141,8 @@ def run_node(
 
 
 def package_extension(node: Path, work: Path) -> Path:
-    """`npm run package`'s steps: a production build and a .vsix made by @vscode/vsce."""
+    """`npm run package`'s steps: a production build and a .vsix made by @vscode/vsce,
+    with no flag that waives a check (repository, license, icon are all there)."""
     built = run_node(node, ["scripts/build.mjs", "--production"], work, timeout=120)
     assert built.returncode == 0, built.stdout + built.stderr
     vsix = work / "adk-acp-vscode.vsix"
@@ -148,8 +153,6 @@ def package_extension(node: Path, work: Path) -> Path:
             str(vsce),
             "package",
             "--no-dependencies",
-            "--allow-missing-repository",
-            "--skip-license",
             "-o",
             str(vsix),
         ],

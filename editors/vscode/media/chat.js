@@ -397,6 +397,38 @@
     if (event.key === "Escape" && running && event.target !== input) vscode.postMessage({ type: "cancel" });
   });
 
+  // Files dragged in (from the explorer or an editor tab; VS Code hands them to a webview
+  // while Shift is held) become @-mentions.
+  function droppedUris(transfer) {
+    const uris = [];
+    for (const type of ["application/vnd.code.uri-list", "text/uri-list"]) {
+      const text = transfer.getData(type);
+      if (!text) continue;
+      for (const line of text.split(/\r?\n/)) if (line.trim() && !line.startsWith("#")) uris.push(line.trim());
+      if (uris.length) return uris;
+    }
+    const resources = transfer.getData("resourceurls");
+    if (resources) {
+      try {
+        for (const uri of JSON.parse(resources)) uris.push(String(uri));
+      } catch (error) {
+        // not a list of resources: nothing to mention
+      }
+    }
+    return uris;
+  }
+  document.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    document.body.dataset.dragging = "true";
+  });
+  document.addEventListener("dragleave", () => delete document.body.dataset.dragging);
+  document.addEventListener("drop", (event) => {
+    event.preventDefault();
+    delete document.body.dataset.dragging;
+    const uris = droppedUris(event.dataTransfer);
+    if (uris.length) vscode.postMessage({ type: "dropped", uris: uris });
+  });
+
   window.addEventListener("message", (event) => {
     const message = event.data;
     switch (message.type) {

@@ -6,6 +6,7 @@
 // they cross to the webview, and the appends that follow must not be in them already.
 
 import type * as acp from "@agentclientprotocol/sdk";
+import { describeToolCall } from "./permissions";
 
 export type ItemKind = "user" | "agent" | "thought" | "tool" | "plan" | "notice" | "permission";
 
@@ -302,19 +303,19 @@ export class ChatModel {
     }
     const ops = [upsert(this.put(item))];
     const asked = fresh ? agentMeta(update)?.["permission"] : undefined;
-    if (asked && typeof asked === "object") ops.push(...this.replayedPermission(update.toolCallId, asked as ReplayedPermission));
+    if (asked && typeof asked === "object") ops.push(...this.replayedPermission(update, asked as ReplayedPermission));
     return ops;
   }
 
   /** A permission card the agent replays (a reloaded chat): the question and its answer. */
-  private replayedPermission(toolCallId: string, asked: ReplayedPermission): Op[] {
+  private replayedPermission(update: acp.ToolCall | acp.ToolCallUpdate, asked: ReplayedPermission): Op[] {
     const options = Array.isArray(asked.options)
       ? asked.options.map((o) => ({ optionId: String(o.optionId), name: String(o.name), kind: String(o.kind) }))
       : [];
     return this.addPermission({
-      id: `permission-${toolCallId}`,
-      title: typeof asked.title === "string" ? asked.title : "Permission",
-      detail: "",
+      id: `permission-${update.toolCallId}`,
+      title: typeof asked.title === "string" ? asked.title : "The agent asks permission",
+      detail: describeToolCall(update),
       options,
       answered: typeof asked.answer === "string" ? asked.answer : "cancelled",
     });

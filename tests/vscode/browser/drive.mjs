@@ -1,6 +1,8 @@
 // Drives code-server (real VS Code in a browser) with headless Chromium through
 // playwright-core: the adk-acp extension's chat, an edit approved from the diff
-// editor, a command in a terminal, a 200-chunk answer, a cancel.
+// editor, a command in a terminal, a 200-chunk answer, a cancel, and issue 21: exact
+// transcripts, the open time, notices and permission cards that survive a reload, Add to
+// Chat, the focus keybinding, Undo Last Agent Edit, settings checks.
 // Usage: node drive.mjs <config.json>   (config: url, chromium, workspace, shots, report)
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -78,6 +80,21 @@ async function waitIdle() {
   await chat.locator("body[data-running=false]").waitFor({ timeout: 30000 });
 }
 
+// The permission cards as the user reads them: title, detail, answer.
+async function permissionCards() {
+  return chat.locator(".permission").evaluateAll((cards) =>
+    cards.map((c) => [c.querySelector("strong")?.textContent, c.querySelector("pre")?.textContent ?? "", c.querySelector(".answer")?.textContent ?? ""].join(" | ")));
+}
+
+async function palette(command) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ timeout: 10000 });
+  await input.fill(`>${command}`);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: command.replace(/^[^:]*: /, "") }).first().waitFor({ timeout: 10000 });
+  await input.press("Enter");
+}
+
 try {
   await step("open the workspace", async () => {
     await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
@@ -87,12 +104,65 @@ try {
   });
 
   await step("open the chat view", async () => {
-    await page.locator('.activitybar a[aria-label="adk-acp"], .activitybar .action-label[aria-label="adk-acp"]').first().click();
-    await chat.locator("#input").waitFor({ timeout: 30000 });
+    const icon = page.locator('.activitybar a[aria-label="adk-acp"], .activitybar .action-label[aria-label="adk-acp"]').first();
+    await icon.waitFor({ timeout: 30000 });
+    const clicked = Date.now();
+    await icon.click();
+    // Usable: the input is on screen, enabled, and takes typing (the agent connects behind it).
+    await chat.locator("#input:not([disabled])").waitFor({ timeout: 30000 });
+    await chat.locator("#input").pressSequentially("x", { delay: 0 });
+    await chat.locator("#input").evaluate((el) => { if (el.value !== "x") throw new Error(`input holds ${el.value}`); });
+    report.timings.open_ms = Date.now() - clicked;
+    await chat.locator("#input").fill("");
     // The session is created when the view is ready: the mode and model pickers appear.
     await chat.locator('select[data-category="model"]').waitFor({ timeout: 60000 });
     await chat.locator('select[data-category="mode"]').waitFor({ timeout: 5000 });
     await shot("chat-ready");
+  });
+
+  await step("a fast 60-chunk first answer and a two-chunk answer are shown exactly once", async () => {
+    const sent = Date.now();
+    await prompt("answer fast");
+    await chat.locator(".agent").first().waitFor({ timeout: 60000 });
+    report.timings.first_answer_ms = Date.now() - sent;
+    await waitIdle();
+    const last = config.fastWords[config.fastWords.length - 1].trim();
+    await chat.locator(".agent", { hasText: last }).waitFor({ timeout: 10000 });
+    report.fastText = (await chat.locator(".agent").last().innerText()).trim();
+    report.fastShown = Math.max(...config.fastWords.map((w) => report.fastText.split(/\s+/).filter((x) => x === w.trim()).length));
+    await prompt("answer in two chunks");
+    await chat.locator(".agent", { hasText: "chunks" }).waitFor({ timeout: 30000 });
+    await waitIdle();
+    report.twoChunkText = (await chat.locator(".agent").last().innerText()).trim();
+  });
+
+  await step("the focus keybinding (Ctrl+Alt+I) puts the cursor in the chat", async () => {
+    await page.locator(".activitybar a[aria-label^='Explorer'], .activitybar .action-label[aria-label^='Explorer']").first().click();
+    await page.keyboard.press("Control+Alt+KeyI");
+    await chat.locator("#input:focus").waitFor({ timeout: 10000 });
+    report.focusKeybinding = true;
+  });
+
+  await step("Add to Chat from the explorer's context menu, and by dropping a file", async () => {
+    await page.locator(".activitybar a[aria-label^='Explorer'], .activitybar .action-label[aria-label^='Explorer']").first().click();
+    const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "a.txt" }).first();
+    await row.waitFor({ timeout: 15000 });
+    await row.click({ button: "right" });
+    await page.locator(".context-view .action-label, .monaco-menu .action-label", { hasText: /^Add to Chat$/ }).first().click();
+    await chat.locator("#mentions .chip", { hasText: "a.txt" }).waitFor({ timeout: 10000 });
+    report.mentionFromExplorer = true;
+    await chat.locator("#mentions .chip button").first().click();
+    // VS Code hands a drop to a webview as a DOM drop event with the URIs (Shift held):
+    // the same event, dispatched in the chat's page.
+    const uri = `file://${join(config.workspace, "a.txt")}`;
+    await chat.locator("#transcript").evaluate((el, text) => {
+      const data = new DataTransfer();
+      data.setData("text/uri-list", text);
+      el.dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
+    }, uri);
+    await chat.locator("#mentions .chip", { hasText: "a.txt" }).waitFor({ timeout: 10000 });
+    report.mentionFromDrop = true;
+    await chat.locator("#mentions .chip button").first().click();
   });
 
   await step("the model picker sets the session's model (status bar follows)", async () => {
@@ -194,6 +264,7 @@ try {
     await chat.locator(".permission.answered", { hasText: "cancelled" }).last().waitFor({ timeout: 10000 });
     await waitIdle();
     report.statusBar = await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().innerText({ timeout: 5000 });
+    report.permissionsLive = await permissionCards();
     await shot("question-cancelled");
   });
 
@@ -201,8 +272,20 @@ try {
     const pids = await agentPids();
     if (pids.length !== 1) throw new Error(`expected one agent process, found ${pids}`);
     process.kill(pids[0], "SIGKILL");
+    // Until the replay is complete the old transcript stays: never an empty chat.
+    let least = Infinity;
+    const again = chat.locator(".notice", { hasText: "The agent is running again." });
+    const deadline = Date.now() + 60000;
+    while ((await again.count()) === 0) {
+      if (Date.now() > deadline) throw new Error("the agent did not come back in 60 s");
+      least = Math.min(least, await chat.locator("#transcript > .item").count());
+      await page.waitForTimeout(50);
+    }
+    report.minItemsDuringRestart = least;
     await page.locator(".notification-toast", { hasText: "adk-acp stopped" }).first().waitFor({ timeout: 20000 });
-    await chat.locator(".notice", { hasText: "The agent is running again." }).waitFor({ timeout: 60000 });
+    await page.waitForTimeout(500); // anything that would clear the chat after the reload
+    report.crashNoticeAfterReload = (await chat.locator(".notice", { hasText: /The agent stopped .*restarting it/ }).count()) === 1;
+    report.permissionsAfterRestart = await permissionCards();
     // The session was loaded again in the new process: its history is replayed.
     await chat.locator(".agent", { hasText: "edited a.txt" }).first().waitFor({ timeout: 10000 });
     report.restartedPids = await agentPids();
@@ -219,7 +302,25 @@ try {
     await row.first().click();
     await chat.locator(".agent", { hasText: "ran it" }).first().waitFor({ timeout: 20000 });
     await chat.locator(".tool", { hasText: "b.txt" }).first().waitFor({ timeout: 5000 });
+    report.permissionsAfterHistory = await permissionCards();
     await shot("history-loaded");
+  });
+
+  await step("Undo Last Agent Edit takes back the newest approved edit (the new b.txt)", async () => {
+    await palette("adk-acp: Undo Last Agent Edit");
+    const notice = chat.locator(".notice", { hasText: "Undid the agent's edit of b.txt" });
+    await notice.waitFor({ timeout: 15000 });
+    report.undoNotice = await notice.innerText();
+  });
+
+  await step("a wrong setting gets a clear message", async () => {
+    const settings = join(config.workspace, ".vscode", "settings.json");
+    const current = JSON.parse(await readFile(settings, "utf8"));
+    await writeFile(settings, JSON.stringify({ ...current, "adkAcp.args": "--model x" }));
+    const toast = page.locator(".notification-toast", { hasText: "settings need a fix" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    report.settingsProblem = await toast.innerText();
+    await writeFile(settings, JSON.stringify(current));
   });
 
   await step("an agent that cannot start: a clear message with its last words, no restart loop", async () => {
@@ -228,12 +329,7 @@ try {
     await writeFile(settings, JSON.stringify({ ...current, "adkAcp.command": config.crashAgent.command, "adkAcp.args": config.crashAgent.args }));
     await page.waitForTimeout(1000); // the configuration change reaches the extension host
     await page.locator(".monaco-editor .view-lines").first().click();
-    await page.keyboard.press("F1");
-    const palette = page.locator(".quick-input-widget input");
-    await palette.waitFor({ timeout: 10000 });
-    await palette.fill(">adk-acp: Restart Agent");
-    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Restart Agent" }).first().waitFor({ timeout: 10000 });
-    await palette.press("Enter");
+    await palette("adk-acp: Restart Agent");
     const toast = page.locator(".notification-toast", { hasText: "could not start" }).first();
     await toast.waitFor({ timeout: 30000 });
     report.startFailure = await toast.innerText();
