@@ -93,8 +93,8 @@ def test_extension_unit_tests_and_package(tmp_path: Path) -> None:
         "extension/media/transcript.js",
         "extension/media/icon.png",
         "extension/LICENSE.txt",
-        "extension/README.md",
-        "extension/CHANGELOG.md",
+        "extension/readme.md",
+        "extension/changelog.md",
     ):
         assert needed in names, sorted(names)
     assert not any("node_modules" in n or n.startswith("extension/src/") for n in names)

@@ -5,7 +5,7 @@ import type * as acp from "@agentclientprotocol/sdk";
 import * as childProcess from "node:child_process";
 import * as fs from "node:fs";
 import * as vscode from "vscode";
-import { AgentNotInstalled, resolveAgentCommand } from "./agentCommand";
+import { AgentNotInstalled, resolveAgentCommand, sessionRoots } from "./agentCommand";
 import { AgentProcess, type ExitInfo } from "./agentProcess";
 import { ChatModel, configSelects, type Op } from "./chatModel";
 import { ChatViewProvider } from "./chatView";
@@ -130,7 +130,7 @@ class Controller implements vscode.Disposable {
   // ---- the agent process -------------------------------------------------------
 
   private workspaceRoot(): string | undefined {
-    return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    return sessionRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri), false).cwd;
   }
 
   async ensureAgent(): Promise<AgentProcess> {
@@ -276,9 +276,9 @@ class Controller implements vscode.Disposable {
 
   /** The workspace's other roots (multi-root), as the session's additional directories. */
   additionalDirectories(): { additionalDirectories?: string[] } {
-    const extra = (vscode.workspace.workspaceFolders ?? []).slice(1).filter((f) => f.uri.scheme === "file");
     const supported = this.agent?.initialize?.agentCapabilities?.sessionCapabilities?.additionalDirectories != null;
-    return extra.length && supported ? { additionalDirectories: extra.map((f) => f.uri.fsPath) } : {};
+    const { additionalDirectories } = sessionRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri), supported);
+    return additionalDirectories ? { additionalDirectories } : {};
   }
 
   private async askForKey(): Promise<boolean> {

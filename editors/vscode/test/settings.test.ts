@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { sessionRoots } from "../src/agentCommand";
 import { EditHistory } from "../src/editHistory";
 import { DEFAULTS, readSettings } from "../src/settings";
 
@@ -51,4 +52,16 @@ test("undo last agent edit: one entry per edit, newest first; a file changed sin
   assert.ok("undone" in (await history.undo(files)));
   assert.equal(disk.get("/w/a"), "one");
   assert.ok("refused" in (await history.undo(files)));
+});
+
+test("multi-root: the first folder on disk is the cwd, the others additional directories", () => {
+  const folders = [
+    { scheme: "file", fsPath: "/w/app" },
+    { scheme: "vscode-vfs", fsPath: "/remote/x" },
+    { scheme: "file", fsPath: "/w/lib" },
+  ];
+  assert.deepEqual(sessionRoots(folders, true), { cwd: "/w/app", additionalDirectories: ["/w/lib"] });
+  assert.deepEqual(sessionRoots(folders, false), { cwd: "/w/app" });
+  assert.deepEqual(sessionRoots(folders.slice(0, 1), true), { cwd: "/w/app" });
+  assert.deepEqual(sessionRoots([], true), { cwd: undefined });
 });
