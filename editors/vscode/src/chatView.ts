@@ -1,7 +1,10 @@
-// The chat webview view: static HTML/CSS/JS from media/, a strict CSP (no inline code,
-// scripts by nonce), messages both ways.
+// The chat webview view: the HTML/CSS/JS of media/, inlined into the page (no resource
+// round trips before the input shows: a remote or browser workbench fetches each one
+// through its service worker), under a strict CSP (scripts and styles only by nonce),
+// messages both ways.
 
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import * as vscode from "vscode";
 import type { FromView, ToView } from "./messages";
 import { OpBatcher } from "./opBatcher";
@@ -12,12 +15,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private queue: ToView[] = [];
   private ready = false;
 
+  private assets: { css: string; scripts: string[] } | null = null;
+
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly onMessage: (message: FromView) => void,
+    private readonly mark: (event: "resolved" | "ready") => void = () => undefined,
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
+    this.mark("resolved");
     this.view = view;
     this.ready = false;
     const media = vscode.Uri.joinPath(this.extensionUri, "media");
@@ -25,6 +32,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.webview.html = this.html(view.webview, media);
     view.webview.onDidReceiveMessage((message: FromView) => {
       if (message.type === "ready") {
+        this.mark("ready");
         this.ready = true;
         this.onMessage(message);
         const queued = this.queue;
@@ -56,10 +64,17 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   private html(webview: vscode.Webview, media: vscode.Uri): string {
     const nonce = randomBytes(16).toString("base64");
-    const asset = (name: string): string => webview.asWebviewUri(vscode.Uri.joinPath(media, name)).toString();
+    if (!this.assets) {
+      const read = (name: string): string => readFileSync(vscode.Uri.joinPath(media, name).fsPath, "utf8");
+      this.assets = {
+        css: read("chat.css").replace(/<\/style/gi, "<\\/style"),
+        scripts: ["markdown.js", "transcript.js", "chat.js"].map((n) => read(n).replace(/<\/script/gi, "<\\/script")),
+      };
+    }
+    const { css, scripts } = this.assets;
     const csp = [
       "default-src 'none'",
-      `style-src ${webview.cspSource}`,
+      `style-src ${webview.cspSource} 'nonce-${nonce}'`,
       `img-src ${webview.cspSource} data:`,
       `font-src ${webview.cspSource}`,
       `script-src 'nonce-${nonce}'`,
@@ -70,7 +85,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${asset("chat.css")}">
+<style nonce="${nonce}">${css}</style>
 <title>adk-acp</title>
 </head>
 <body>
@@ -91,9 +106,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     <button id="send" title="Send (Enter)" aria-label="Send">Send</button>
   </div>
 </footer>
-<script nonce="${nonce}" src="${asset("markdown.js")}"></script>
-<script nonce="${nonce}" src="${asset("transcript.js")}"></script>
-<script nonce="${nonce}" src="${asset("chat.js")}"></script>
+${scripts.map((js) => `<script nonce="${nonce}">${js}</script>`).join("\n")}
 </body>
 </html>`;
   }

@@ -760,9 +760,16 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, provider),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, provider),
   );
-  const view = new ChatViewProvider(context.extensionUri, (message) => {
-    controller.handle(message).catch((error) => controller.reportError(error));
-  });
+  const view = new ChatViewProvider(
+    context.extensionUri,
+    (message) => {
+      controller.handle(message).catch((error) => controller.reportError(error));
+    },
+    (event) => {
+      controller.log.info(`chat view ${event} (${(performance.now() - started).toFixed(0)} ms after activation)`);
+      metric(`view_${event}`, Date.now());
+    },
+  );
   controller.view = view;
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, view, {
