@@ -473,3 +473,31 @@ async def test_answered_permission_requests_and_notices_are_replayed_with_their_
         next(o["kind"] for o in q["options"] if o["optionId"] == q["answer"]) for q in asked
     ]
     assert chosen == ["allow_once", "reject_once"]
+
+
+async def test_a_question_cancelled_with_its_turn_is_replayed_as_cancelled(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """The turn is cancelled while the question waits (the client never answers it): the
+    reloaded chat still shows the question, answered `None` (cancelled)."""
+    fake_gemini.add(function_call_response("write_file", {"file_path": "c.txt", "content": "C"}))
+    agent = await start_agent(
+        make_agent,
+        tmp_path,
+        fake_gemini,
+        EDITOR,
+        permission_policy="queue",
+        cancel_answers_permissions=False,
+    )
+    pending = agent.client.start_prompt(agent.session_id, "write c")
+    asked = await agent.client.next_permission_request(timeout=60)
+    await agent.client.cancel(agent.session_id)
+    assert await pending.result(30) == {"stopReason": "cancelled"}
+    await kill_9(agent.client)
+
+    client = await another_process(make_agent, agent)
+    await client.load_session(agent.session_id, agent.workspace)
+    [call] = [u for u in client.updates(agent.session_id) if u["sessionUpdate"] == "tool_call"]
+    question = call["_meta"]["adkAcp"]["permission"]
+    assert question["title"] == asked.params["toolCall"]["title"]
+    assert question["answer"] is None

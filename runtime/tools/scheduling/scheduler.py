@@ -327,6 +327,10 @@ class Scheduler:
             self._on_ask(request)
         try:
             outcome = await self._env.host.request_permission(request)
+        except asyncio.CancelledError:  # the turn was cancelled while the question waited
+            if self._on_answer is not None:
+                self._on_answer(request, PermissionOutcome(option_id=None))
+            raise
         except (RuntimeAgentError, OSError, ConnectionError) as exc:
             logger.warning("permission request for %s failed: %s", call.name, exc)
             await self._report.fail(call, f"Could not ask the user for approval: {exc}")

@@ -300,7 +300,7 @@ try {
     await chat.locator("#new").click();
     await chat.locator(".agent").first().waitFor({ state: "detached", timeout: 20000 });
     await chat.locator("#history").click();
-    const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: "edit a.txt and create b.txt" });
+    const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: "answer fast" });
     await row.first().waitFor({ timeout: 20000 });
     await shot("history");
     await row.first().click();
