@@ -469,9 +469,7 @@ async def test_answered_permission_requests_and_notices_are_replayed_with_their_
     for question, request in zip(asked, live, strict=True):
         assert question["title"] == request.params["toolCall"]["title"]
         assert question["options"] == request.params["options"]
-    chosen = [
-        next(o["kind"] for o in q["options"] if o["optionId"] == q["answer"]) for q in asked
-    ]
+    chosen = [next(o["kind"] for o in q["options"] if o["optionId"] == q["answer"]) for q in asked]
     assert chosen == ["allow_once", "reject_once"]
 
 
