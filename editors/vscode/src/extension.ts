@@ -618,7 +618,8 @@ class Controller implements vscode.Disposable {
     if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`the editor refused the edit of ${filePath}`);
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: true });
-    if (!(await doc.save())) throw new Error(`the editor could not save ${filePath}`);
+    // save() is false for a document that is not dirty: auto save may have been first.
+    if (!(await doc.save()) && doc.isDirty) throw new Error(`the editor could not save ${filePath}`);
     this.edits.record({ path: filePath, before, after: doc.getText() });
   }
 
