@@ -55,6 +55,25 @@ function isExecutable(file: string): boolean {
   }
 }
 
+/**
+ * Saves `doc`. save() is false when the document is not dirty (auto save was first) or
+ * when another save of it is under way (auto save on a focus change): then its end counts.
+ */
+async function saveDocument(doc: vscode.TextDocument, waitMs = 10_000): Promise<boolean> {
+  if ((await doc.save()) || !doc.isDirty) return true;
+  return new Promise<boolean>((resolve) => {
+    const done = (saved: boolean): void => {
+      clearTimeout(timer);
+      subscription.dispose();
+      resolve(saved);
+    };
+    const subscription = vscode.workspace.onDidSaveTextDocument((saved) => {
+      if (saved === doc && !doc.isDirty) done(true);
+    });
+    const timer = setTimeout(() => done(!doc.isDirty), waitMs);
+  });
+}
+
 class Controller implements vscode.Disposable {
   model = new ChatModel();
   /** While `session/load` replays a session: the replay is built here, the old transcript stays shown. */
@@ -618,8 +637,7 @@ class Controller implements vscode.Disposable {
     if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`the editor refused the edit of ${filePath}`);
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: true });
-    // save() is false for a document that is not dirty: auto save may have been first.
-    if (!(await doc.save()) && doc.isDirty) throw new Error(`the editor could not save ${filePath}`);
+    if (!(await saveDocument(doc))) throw new Error(`the editor could not save ${filePath}`);
     this.edits.record({ path: filePath, before, after: doc.getText() });
   }
 
@@ -637,7 +655,7 @@ class Controller implements vscode.Disposable {
         const edit = new vscode.WorkspaceEdit();
         edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), content);
         if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`the editor refused to undo the edit of ${p}`);
-        await doc.save();
+        if (!(await saveDocument(doc))) throw new Error(`the editor could not save ${p}`);
       },
       remove: async (p) => {
         const edit = new vscode.WorkspaceEdit();
