@@ -340,6 +340,6 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert report["focusKeybinding"] is True, report
     assert "adkAcp.args must be a list of strings" in report["settingsProblem"], report
     # Loose bounds that catch a regression without failing on a loaded CI machine.
-    assert report["timings"]["open_ms"] < 3000, report["timings"]
+    assert report["timings"]["open_ms"] < 15000, report["timings"]
     assert max(diffs) < 3000, diffs
     assert render < long_turn + 2000, (render, long_turn)

@@ -137,15 +137,25 @@ try {
     report.twoChunkText = (await chat.locator(".agent").last().innerText()).trim();
   });
 
+  const explorer = page.locator(".explorer-folders-view").first();
+  async function showExplorer() {
+    if (!(await explorer.isVisible())) {
+      await page.locator(".activitybar a[aria-label^='Explorer'], .activitybar .action-label[aria-label^='Explorer']").first().click();
+    }
+    await explorer.waitFor({ timeout: 30000 });
+  }
+
   await step("the focus keybinding (Ctrl+Alt+I) puts the cursor in the chat", async () => {
-    await page.locator(".activitybar a[aria-label^='Explorer'], .activitybar .action-label[aria-label^='Explorer']").first().click();
+    await showExplorer();
+    await explorer.click();
     await page.keyboard.press("Control+Alt+KeyI");
+    await explorer.waitFor({ state: "hidden", timeout: 30000 }); // the chat's container is shown
     await chat.locator("#input:focus").waitFor({ timeout: 30000 });
     report.focusKeybinding = true;
   });
 
   await step("Add to Chat from the explorer's context menu, and by dropping a file", async () => {
-    await page.locator(".activitybar a[aria-label^='Explorer'], .activitybar .action-label[aria-label^='Explorer']").first().click();
+    await showExplorer();
     const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "a.txt" }).first();
     await row.waitFor({ timeout: 15000 });
     await row.click({ button: "right" });
