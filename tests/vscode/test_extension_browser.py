@@ -10,7 +10,12 @@ button), the files are on disk and open in the editor, saved; a command runs in 
 terminal; a 200-chunk answer renders; Stop cancels a running command; Stop while a
 question waits closes it; the agent is killed and comes back (restarted, the user told,
 the session loaded again); a new chat, then the first one again from History; an agent
-that dies at start gives one clear message with its last stderr line.
+that dies at start gives one clear message with its last stderr line. Issue 21: a fast
+60-chunk first answer and a two-chunk one shown exactly once; the activity-bar click →
+usable input time and the first answer's time, printed; the crash notice and the answered
+permission cards survive the reload (restart and History) and the chat is never blank
+meanwhile; Add to Chat from the explorer and by a drop; the focus keybinding; Undo Last
+Agent Edit; a wrong setting named in a message.
 Screenshots go to test-artifacts/vscode/. The first run installs code-server into the
 test cache (minutes); later runs take ~40 s."""
 
