@@ -3,7 +3,8 @@
 Each recorded message becomes what the editor saw live: the user's prompt as
 `user_message_chunk`s (its text and images), the model's thoughts, text and tool
 calls (each as one `tool_call` with its final status, title, kind, locations,
-input and content: diffs included), notices and errors as agent text. After the
+input and content: diffs included; an answered permission request rides along in
+its `_meta`), notices and errors as agent text marked as notices in `_meta`. After the
 messages: the last plan, the title, the mode and the config options.
 """
 
@@ -15,7 +16,15 @@ from typing import Any
 from acp import schema
 from pydantic import TypeAdapter, ValidationError
 
-from acp_server.updates import Update, config_update, mode_update, notice_text, tool_content
+from acp_server.updates import (
+    Update,
+    config_update,
+    mode_update,
+    notice_meta,
+    notice_text,
+    replayed_permission_meta,
+    tool_content,
+)
 from runtime.protocol import DisplayContent
 from runtime.services.recording import Message
 
@@ -74,8 +83,10 @@ def _tool_call(call: dict[str, Any]) -> schema.ToolCallStart:
         content = [
             schema.ContentToolCallContent(type="content", content=_text(call["resultDisplay"]))
         ]
+    permission = call.get("permission")
     return schema.ToolCallStart(
         session_update="tool_call",
+        field_meta=replayed_permission_meta(permission) if isinstance(permission, dict) else None,
         tool_call_id=str(call.get("id")),
         title=str(call.get("displayName") or call.get("name") or "tool"),
         kind=call.get("kind") or "other",
@@ -111,7 +122,11 @@ def message_updates(message: Message) -> Iterator[Update]:
         text = (
             notice_text(message["content"]) if kind == "info" else f"\n\n**{message['content']}**\n"
         )
-        yield schema.AgentMessageChunk(session_update="agent_message_chunk", content=_text(text))
+        yield schema.AgentMessageChunk(
+            session_update="agent_message_chunk",
+            content=_text(text),
+            field_meta=notice_meta(kind, message["content"]),
+        )
 
 
 def replay_updates(

@@ -4,7 +4,8 @@ The one place that knows both vocabularies for events. Each `AgentEvent` maps
 to zero or more update objects (`acp.schema` models); the caller wraps them in
 a `SessionNotification`. Fatal errors map to nothing here: they end the prompt
 with a JSON-RPC error instead (see `acp_server.session`). Non-fatal errors
-(loop detected, a limit) and notices are shown as agent message text.
+(loop detected, a limit) and notices are shown as agent message text, marked
+in `_meta` (`notice_meta`) so a client that knows the mark can show them apart.
 """
 
 from __future__ import annotations
@@ -128,6 +129,20 @@ def _locations(display: ToolDisplay | None) -> list[schema.ToolCallLocation] | N
     return [schema.ToolCallLocation(path=loc.path, line=loc.line) for loc in display.locations]
 
 
+META_KEY = "adkAcp"  # this agent's key in `_meta`: clients that know it show more
+
+
+def notice_meta(level: str, text: str) -> dict[str, Any]:
+    """`_meta` of an agent text chunk that is a notice (info, warning, error), not an answer."""
+    return {META_KEY: {"notice": {"level": level, "text": text}}}
+
+
+def replayed_permission_meta(permission: dict[str, Any]) -> dict[str, Any]:
+    """`_meta` of a replayed `tool_call` whose permission request was answered:
+    {title, options: [{optionId, name, kind}], answer: optionId or None (cancelled)}."""
+    return {META_KEY: {"permission": permission}}
+
+
 class UpdateMapper:
     """Maps one session's events. `config_options` gives the full current option list."""
 
@@ -166,7 +181,9 @@ class UpdateMapper:
         if isinstance(event, ErrorEvent):
             if event.fatal:
                 return []
-            return [self._chunk(f"\n\n**{event.message}**\n")]
+            return [
+                self._chunk(f"\n\n**{event.message}**\n", notice_meta("warning", event.message))
+            ]
         if isinstance(event, CustomEvent):
             return self._custom(event)
         if isinstance(event, AgentStartEvent | AgentEndEvent):
@@ -174,9 +191,9 @@ class UpdateMapper:
         assert_never(event)
 
     @staticmethod
-    def _chunk(text: str) -> schema.AgentMessageChunk:
+    def _chunk(text: str, meta: dict[str, Any] | None = None) -> schema.AgentMessageChunk:
         return schema.AgentMessageChunk(
-            session_update="agent_message_chunk", content=_text_block(text)
+            session_update="agent_message_chunk", content=_text_block(text), field_meta=meta
         )
 
     def _message(self, event: MessageEvent) -> list[Update]:
@@ -249,7 +266,8 @@ class UpdateMapper:
             ]
             return [schema.AgentPlanUpdate(session_update="plan", entries=entries)]
         if event.kind == "notice" and data.get("text"):
-            return [self._chunk(notice_text(str(data["text"])))]
+            text = str(data["text"])
+            return [self._chunk(notice_text(text), notice_meta("info", text))]
         return []
 
 

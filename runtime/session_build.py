@@ -89,6 +89,13 @@ class SessionLink:
         if recorder is not None:
             recorder.masked(responses)
 
+    def permission_answered(self, request: Any, outcome: Any) -> None:
+        """The user answered (or cancelled) a permission request: the record keeps it,
+        so a reloaded session shows the question and the answer."""
+        recorder = self.session.recorder
+        if recorder is not None:
+            recorder.permission(request, outcome)
+
     def engine_changed_mode(self, mode: str) -> None:
         """The engine switched mode itself ("Allow for this session" on an edit)."""
         chosen = parse_mode(mode)
@@ -266,6 +273,7 @@ def build_scheduler(
         notify=link.notice,
         on_ask=notification_hook(hooks, link) if hooks is not None else None,
         on_stop=hook_stop(link),
+        on_answer=link.permission_answered,
         interactive=not isinstance(spec.host, HeadlessHost),
     )
     return SchedulerParts(scheduler=scheduler, tools=dict(tools), policy=policy)

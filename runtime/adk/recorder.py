@@ -28,6 +28,7 @@ from typing import Any
 from google.adk.events.event import Event
 from google.genai import types
 
+from runtime.host import PermissionOutcome, PermissionRequest
 from runtime.protocol import (
     AgentEndEvent,
     AgentEvent,
@@ -236,6 +237,26 @@ class SessionRecorder:
             if call.get("id") == call_id:
                 return message, call
         return None
+
+    def permission(self, request: PermissionRequest, outcome: PermissionOutcome) -> None:
+        """The question asked about a call and the user's answer (None: cancelled), kept
+        on the recorded call so a reloaded session shows the answered card."""
+        try:
+            found = self._call(request.tool_call_id)
+            if found is None:
+                return
+            message, call = found
+            call["permission"] = {
+                "title": request.title,
+                "options": [
+                    {"optionId": o.option_id, "name": o.name, "kind": o.kind}
+                    for o in request.options
+                ],
+                "answer": outcome.option_id,
+            }
+            self.recording.record_message(message)
+        except Exception:  # noqa: BLE001 - recording must never break a turn
+            logger.exception("recording a permission answer failed")
 
     def masked(self, responses: list[types.FunctionResponse]) -> None:
         """Masking replaced these responses in the live history: the record follows

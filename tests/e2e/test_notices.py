@@ -46,6 +46,13 @@ async def test_a_hook_system_message_reaches_the_editor(
 
     assert "Reads are logged by your team policy." in agent.text()
     assert agent.text().endswith("read")
+    # Issue 21: the notice is marked, so a client can show it apart from the answer.
+    marked = [
+        u["_meta"]["adkAcp"]["notice"]
+        for u in agent.client.updates(agent.session_id)
+        if u["sessionUpdate"] == "agent_message_chunk" and "_meta" in u
+    ]
+    assert marked == [{"level": "info", "text": "Reads are logged by your team policy."}]
 
 
 async def test_wrongly_typed_settings_and_a_broken_policy_file_are_told_once(

@@ -437,3 +437,66 @@ async def test_a_cancelled_answer_is_replayed_as_seen_but_not_sent_back_to_the_m
         ("user", "tell me"),
         ("user", "again please"),
     ]
+
+
+async def test_answered_permission_requests_and_notices_are_replayed_with_their_answers(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """Issue 21: a reloaded chat shows each permission card with its answer (`_meta` of
+    the replayed `tool_call`), and notices stay marked as notices."""
+    fake_gemini.add(
+        function_call_response("write_file", {"file_path": "a.txt", "content": "A\n"}),
+        function_call_response("write_file", {"file_path": "b.txt", "content": "B\n"}),
+        text_response("Wrote a.txt, not b.txt."),
+    )
+    answers = iter(["allow_once", "reject_once"])
+
+    def policy(params: dict[str, Any]) -> dict[str, Any]:
+        kind = next(answers)
+        option = next(o for o in params["options"] if o["kind"] == kind)
+        return {"outcome": "selected", "optionId": option["optionId"]}
+
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR, permission_policy=policy)
+    assert await agent.prompt("write a and b") == {"stopReason": "end_turn"}
+    live = agent.client.permission_requests
+    assert len(live) == 2
+    await kill_9(agent.client)
+
+    client = await another_process(make_agent, agent)
+    await client.load_session(agent.session_id, agent.workspace)
+    calls = [u for u in client.updates(agent.session_id) if u["sessionUpdate"] == "tool_call"]
+    assert [c["status"] for c in calls] == ["completed", "failed"]
+    asked = [c["_meta"]["adkAcp"]["permission"] for c in calls]
+    for question, request in zip(asked, live, strict=True):
+        assert question["title"] == request.params["toolCall"]["title"]
+        assert question["options"] == request.params["options"]
+    chosen = [next(o["kind"] for o in q["options"] if o["optionId"] == q["answer"]) for q in asked]
+    assert chosen == ["allow_once", "reject_once"]
+
+
+async def test_a_question_cancelled_with_its_turn_is_replayed_as_cancelled(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """The turn is cancelled while the question waits (the client never answers it): the
+    reloaded chat still shows the question, answered `None` (cancelled)."""
+    fake_gemini.add(function_call_response("write_file", {"file_path": "c.txt", "content": "C"}))
+    agent = await start_agent(
+        make_agent,
+        tmp_path,
+        fake_gemini,
+        EDITOR,
+        permission_policy="queue",
+        cancel_answers_permissions=False,
+    )
+    pending = agent.client.start_prompt(agent.session_id, "write c")
+    asked = await agent.client.next_permission_request(timeout=60)
+    await agent.client.cancel(agent.session_id)
+    assert await pending.result(30) == {"stopReason": "cancelled"}
+    await kill_9(agent.client)
+
+    client = await another_process(make_agent, agent)
+    await client.load_session(agent.session_id, agent.workspace)
+    [call] = [u for u in client.updates(agent.session_id) if u["sessionUpdate"] == "tool_call"]
+    question = call["_meta"]["adkAcp"]["permission"]
+    assert question["title"] == asked.params["toolCall"]["title"]
+    assert question["answer"] is None

@@ -115,6 +115,7 @@ def scheduler(
     on_mode_change: Any = None,
     on_cancel: Any = None,
     sink: Sink | None = None,
+    on_answer: Any = None,
 ) -> tuple[Scheduler, dict[str, Tool]]:
     root = tmp_path / "ws"
     root.mkdir(exist_ok=True)
@@ -134,6 +135,7 @@ def scheduler(
             on_mode_change=on_mode_change,
             on_cancel=on_cancel,
             events=sink,
+            on_answer=on_answer,
         ),
         tools,
     )
@@ -406,3 +408,24 @@ async def test_edits_of_one_turn_are_written_in_call_order(tmp_path: Path) -> No
     await asyncio.gather(first, second)
     assert [a["file_path"] for a in write.executed] == [f"{root}/a.txt"]
     assert [a["file_path"] for a in tools["replace"].executed] == [f"{root}/b.txt"]
+
+
+async def test_on_answer_hears_every_answer_and_a_question_cancelled_with_its_task(
+    tmp_path: Path,
+) -> None:
+    """The session record's hook (issue 21: replayed permission cards)."""
+    host = GatedHost()
+    heard: list[tuple[str, str | None]] = []
+    sched, _ = scheduler(
+        tmp_path, host, on_answer=lambda r, o: heard.append((r.tool_call_id, o.option_id))
+    )
+    first = asyncio.create_task(sched.schedule("c1", SHELL, {"command": "make a"}))
+    await host.wait_for(1)
+    host.answer("c1", "proceed_once")
+    await first
+    second = asyncio.create_task(sched.schedule("c2", SHELL, {"command": "make b"}))
+    await host.wait_for(2)
+    second.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await second
+    assert heard == [("c1", "proceed_once"), ("c2", None)]

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cache_lock import install_lock
 from tests.e2e.node_clients import node_clients
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,6 +31,10 @@ EXTENSION_SOURCES = (
     "package-lock.json",
     "tsconfig.json",
     ".vscodeignore",
+    "README.md",
+    "CHANGELOG.md",
+    "LICENSE",
+    "images",
     "scripts",
     "src",
     "test",
@@ -87,15 +92,16 @@ def _npm(args: list[str], cwd: Path, node: Path, timeout: float) -> None:
 
 def _installed(name: str, files: tuple[Path, ...], node: Path, timeout: float) -> Path:
     root = _cache_base() / f"{name}-{_digest(*files)}"
-    if (root / ".installed").exists():
-        return root
-    if root.exists():
-        shutil.rmtree(root)  # a half-done install
-    root.mkdir(parents=True)
-    for file in files:
-        shutil.copyfile(file, root / file.name)
-    _npm(["ci"], root, node, timeout)
-    (root / ".installed").write_text("ok\n")
+    with install_lock(root):  # another test worker may be installing it
+        if (root / ".installed").exists():
+            return root
+        if root.exists():
+            shutil.rmtree(root)  # a half-done install
+        root.mkdir(parents=True)
+        for file in files:
+            shutil.copyfile(file, root / file.name)
+        _npm(["ci"], root, node, timeout)
+        (root / ".installed").write_text("ok\n")
     return root
 
 
@@ -137,7 +143,8 @@ def run_node(
 
 
 def package_extension(node: Path, work: Path) -> Path:
-    """`npm run package`'s steps: a production build and a .vsix made by @vscode/vsce."""
+    """`npm run package`'s steps: a production build and a .vsix made by @vscode/vsce,
+    with no flag that waives a check (repository, license, icon are all there)."""
     built = run_node(node, ["scripts/build.mjs", "--production"], work, timeout=120)
     assert built.returncode == 0, built.stdout + built.stderr
     vsix = work / "adk-acp-vscode.vsix"
@@ -148,8 +155,6 @@ def package_extension(node: Path, work: Path) -> Path:
             str(vsce),
             "package",
             "--no-dependencies",
-            "--allow-missing-repository",
-            "--skip-license",
             "-o",
             str(vsix),
         ],

@@ -27,6 +27,32 @@ from tests.vscode.harness import (
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 
+def test_the_extension_version_is_the_agents_and_its_metadata_is_publishable() -> None:
+    """One version (acp_server.__version__), and what `vsce` and Open VSX (`ovsx`) ask of
+    a published extension: publisher, repository, license file, a PNG icon, categories,
+    keywords, a README and a CHANGELOG; it runs where the workspace is (VS Code Remote)."""
+    from acp_server import __version__
+
+    extension = REPO / "editors" / "vscode"
+    manifest = json.loads((extension / "package.json").read_text())
+    assert manifest["version"] == __version__
+    assert manifest["publisher"] and manifest["license"] == "Apache-2.0"
+    assert manifest["repository"]["url"].startswith("https://github.com/")
+    assert "private" not in manifest
+    assert "Apache License" in (extension / "LICENSE").read_text()
+    icon = extension / manifest["icon"]
+    assert icon.suffix == ".png" and icon.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert manifest["categories"] and len(manifest["keywords"]) >= 3
+    assert manifest["extensionKind"] == ["workspace"]
+    assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
+    readme = (extension / "README.md").read_text()
+    for image in ("images/chat.png", "images/approval.png"):
+        assert image in readme and (extension / image).is_file(), image
+    assert f"## {__version__}" in (extension / "CHANGELOG.md").read_text()
+    assert "--allow-missing-repository" not in manifest["scripts"]["package"]
+    assert "--skip-license" not in manifest["scripts"]["package"]
+
+
 def test_extension_unit_tests_and_package(tmp_path: Path) -> None:
     node = node24()
     work = copy_extension(tmp_path / "ext", extension_modules(node))
@@ -64,6 +90,11 @@ def test_extension_unit_tests_and_package(tmp_path: Path) -> None:
         "extension/media/chat.js",
         "extension/media/chat.css",
         "extension/media/markdown.js",
+        "extension/media/transcript.js",
+        "extension/media/icon.png",
+        "extension/LICENSE.txt",
+        "extension/readme.md",
+        "extension/changelog.md",
     ):
         assert needed in names, sorted(names)
     assert not any("node_modules" in n or n.startswith("extension/src/") for n in names)

@@ -14,7 +14,21 @@
   const sendButton = $("send");
   const stateEl = $("state");
 
-  const nodes = new Map(); // id -> {item, el}
+  const store = window.AdkTranscript.createTranscript({
+    reset: () => {
+      dirty.clear();
+      transcript.textContent = "";
+    },
+    created: (entry) => {
+      entry.el = create(entry.item);
+    },
+    changed: (entry) => upsert(entry),
+    appended: (entry) => schedule(entry.item.id),
+    state: (state) => {
+      header = Object.assign({}, header, state);
+      renderHeader();
+    },
+  });
   const dirty = new Set();
   let frame = 0;
   let header = { configOptions: [], commands: [], usage: null, title: null, busy: false, status: "idle" };
@@ -46,7 +60,7 @@
     const stick = nearBottom();
     const drawn = [];
     for (const id of dirty) {
-      const entry = nodes.get(id);
+      const entry = store.get(id);
       if (entry) {
         draw(entry);
         drawn.push(entry);
@@ -63,7 +77,7 @@
   }
 
   function checkRendered() {
-    const entry = nodes.get(pendingRendered);
+    const entry = store.get(pendingRendered);
     if (!entry || dirty.has(pendingRendered)) return;
     // The answer became fully visible when its final text was drawn, which may be before
     // the webview learnt (from the turn's end) that it was final.
@@ -186,14 +200,8 @@
     return node;
   }
 
-  function upsert(item) {
-    let entry = nodes.get(item.id);
-    if (!entry) {
-      entry = { item: item, el: create(item) };
-      nodes.set(item.id, entry);
-    } else {
-      entry.item = item;
-    }
+  function upsert(entry) {
+    const item = entry.item;
     if (item.kind === "agent" || item.kind === "thought") schedule(item.id);
     else {
       const stick = nearBottom();
@@ -242,33 +250,6 @@
     stopButton.hidden = !value;
     sendButton.disabled = value;
     document.body.dataset.running = String(value);
-  }
-
-  function applyOps(ops) {
-    for (const op of ops) {
-      switch (op.op) {
-        case "reset":
-          nodes.clear();
-          dirty.clear();
-          transcript.textContent = "";
-          break;
-        case "upsert":
-          upsert(op.item);
-          break;
-        case "append": {
-          const entry = nodes.get(op.id);
-          if (entry) {
-            entry.item.text += op.text;
-            schedule(op.id);
-          }
-          break;
-        }
-        case "state":
-          header = Object.assign({}, header, op.state);
-          renderHeader();
-          break;
-      }
-    }
   }
 
   // ---- composer ----------------------------------------------------------------
@@ -416,11 +397,43 @@
     if (event.key === "Escape" && running && event.target !== input) vscode.postMessage({ type: "cancel" });
   });
 
+  // Files dragged in (from the explorer or an editor tab; VS Code hands them to a webview
+  // while Shift is held) become @-mentions.
+  function droppedUris(transfer) {
+    const uris = [];
+    for (const type of ["application/vnd.code.uri-list", "text/uri-list"]) {
+      const text = transfer.getData(type);
+      if (!text) continue;
+      for (const line of text.split(/\r?\n/)) if (line.trim() && !line.startsWith("#")) uris.push(line.trim());
+      if (uris.length) return uris;
+    }
+    const resources = transfer.getData("resourceurls");
+    if (resources) {
+      try {
+        for (const uri of JSON.parse(resources)) uris.push(String(uri));
+      } catch (error) {
+        // not a list of resources: nothing to mention
+      }
+    }
+    return uris;
+  }
+  document.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    document.body.dataset.dragging = "true";
+  });
+  document.addEventListener("dragleave", () => delete document.body.dataset.dragging);
+  document.addEventListener("drop", (event) => {
+    event.preventDefault();
+    delete document.body.dataset.dragging;
+    const uris = droppedUris(event.dataTransfer);
+    if (uris.length) vscode.postMessage({ type: "dropped", uris: uris });
+  });
+
   window.addEventListener("message", (event) => {
     const message = event.data;
     switch (message.type) {
       case "ops":
-        applyOps(message.ops);
+        store.apply(message.ops);
         break;
       case "turn":
         setRunning(message.running);

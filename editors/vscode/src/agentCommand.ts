@@ -49,3 +49,16 @@ export function resolveAgentCommand(options: {
   }
   throw new AgentNotInstalled(searched);
 }
+
+/**
+ * A multi-root workspace as one session: the first folder on disk is the agent's cwd, the
+ * other ones on disk its additional directories (when the agent supports them).
+ */
+export function sessionRoots(
+  folders: readonly { scheme: string; fsPath: string }[],
+  supportsAdditional: boolean,
+): { cwd: string | undefined; additionalDirectories?: string[] } {
+  const local = folders.filter((f) => f.scheme === "file").map((f) => f.fsPath);
+  const [cwd, ...rest] = local;
+  return rest.length && supportsAdditional ? { cwd, additionalDirectories: rest } : { cwd };
+}

@@ -1,9 +1,12 @@
 // The chat transcript as the webview shows it, built from ACP session updates.
 // `apply` folds one update into the model and returns the operations the webview
 // needs to follow (upsert an item, append streamed text, change the header state);
-// the webview never sees raw protocol messages.
+// the webview never sees raw protocol messages. An operation carries a copy of its
+// item as it is now, never the live object: operations may wait (batched) before
+// they cross to the webview, and the appends that follow must not be in them already.
 
 import type * as acp from "@agentclientprotocol/sdk";
+import { describeToolCall } from "./permissions";
 
 export type ItemKind = "user" | "agent" | "thought" | "tool" | "plan" | "notice" | "permission";
 
@@ -29,6 +32,8 @@ export interface TextItem {
   id: string;
   text: string;
   level?: string;
+  /** A notice of this client (crash, restart, a turn's limit), not replayed by the agent. */
+  local?: boolean;
 }
 
 export interface PlanItem {
@@ -44,6 +49,12 @@ export interface PermissionItem {
   detail: string;
   options: { optionId: string; name: string; kind: string }[];
   answered?: string;
+}
+
+interface ReplayedPermission {
+  title?: unknown;
+  options?: { optionId?: unknown; name?: unknown; kind?: unknown }[];
+  answer?: unknown;
 }
 
 export type Item = TextItem | ToolItem | PlanItem | PermissionItem;
@@ -70,6 +81,16 @@ export type Op =
   | { op: "append"; id: string; text: string }
   | { op: "state"; state: Partial<HeaderState> }
   | { op: "reset" };
+
+/** The agent's own `_meta` key (acp_server/updates.py `META_KEY`). */
+export const META_KEY = "adkAcp";
+
+function agentMeta(update: { _meta?: { [key: string]: unknown } | null }): Record<string, unknown> | null {
+  const meta = update._meta?.[META_KEY];
+  return meta && typeof meta === "object" ? (meta as Record<string, unknown>) : null;
+}
+
+const upsert = (item: Item): Op => ({ op: "upsert", item: structuredClone(item) });
 
 let counter = 0;
 const nextId = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
@@ -158,7 +179,31 @@ export class ChatModel {
 
   /** Everything, for a webview that (re)loads. */
   snapshot(): Op[] {
-    return [{ op: "reset" }, { op: "state", state: this.state }, ...this.items.map((item) => ({ op: "upsert" as const, item }))];
+    return [{ op: "reset" }, { op: "state", state: { ...this.state } }, ...this.items.map(upsert)];
+  }
+
+  /**
+   * This client's own notices (crash, restart, limits) of `earlier`, a model of the same
+   * session before it was reloaded, put back where they were: after as many agent-side
+   * items as preceded them then. The agent does not record them, so its replay lacks them.
+   */
+  keepLocalNotices(earlier: ChatModel): void {
+    let seen = 0;
+    const placed: { after: number; item: TextItem }[] = [];
+    for (const item of earlier.items) {
+      if (item.kind === "notice" && item.local) placed.push({ after: seen, item: { ...item } });
+      else seen += 1;
+    }
+    for (const { after, item } of placed.reverse()) {
+      let index = 0;
+      for (let remote = 0; index < this.items.length && remote < after; index++) {
+        const here = this.items[index]!;
+        if (!(here.kind === "notice" && here.local)) remote += 1;
+      }
+      this.items.splice(index, 0, item);
+      this.byId.set(item.id, item);
+    }
+    this.streaming = null;
   }
 
   setState(state: Partial<HeaderState>): Op[] {
@@ -169,24 +214,25 @@ export class ChatModel {
   /** The user's own prompt, shown at once (the agent does not echo it). */
   addUser(text: string): Op[] {
     this.streaming = null;
-    return [{ op: "upsert", item: this.put({ kind: "user", id: nextId("user"), text }) }];
+    return [upsert(this.put({ kind: "user", id: nextId("user"), text }))];
   }
 
-  addNotice(text: string, level = "info"): Op[] {
+  /** A notice; `local` ones are this client's (see keepLocalNotices), others the agent's. */
+  addNotice(text: string, level = "info", local = true): Op[] {
     this.streaming = null;
-    return [{ op: "upsert", item: this.put({ kind: "notice", id: nextId("notice"), text, level }) }];
+    return [upsert(this.put({ kind: "notice", id: nextId("notice"), text, level, ...(local ? { local } : {}) }))];
   }
 
   addPermission(item: Omit<PermissionItem, "kind">): Op[] {
     this.streaming = null;
-    return [{ op: "upsert", item: this.put({ kind: "permission", ...item }) }];
+    return [upsert(this.put({ kind: "permission", ...item }))];
   }
 
   answerPermission(id: string, answer: string): Op[] {
     const item = this.byId.get(id);
     if (!item || item.kind !== "permission") return [];
     item.answered = answer;
-    return [{ op: "upsert", item }];
+    return [upsert(item)];
   }
 
   get(id: string): Item | undefined {
@@ -206,6 +252,11 @@ export class ChatModel {
 
   private chunk(kind: "agent" | "thought" | "user", update: acp.ContentChunk): Op[] {
     const text = blockText(update.content);
+    const notice = kind === "agent" ? agentMeta(update)?.["notice"] : undefined;
+    if (notice && typeof notice === "object") {
+      const { level, text: noticeText } = notice as { level?: unknown; text?: unknown };
+      return this.addNotice(typeof noticeText === "string" ? noticeText : text.trim(), typeof level === "string" ? level : "info", false);
+    }
     const messageId = update.messageId ?? undefined;
     const current = this.streaming;
     if (current && current.kind === kind && (messageId === undefined || current.messageId === messageId)) {
@@ -215,7 +266,7 @@ export class ChatModel {
     }
     const item = this.put<TextItem>({ kind, id: nextId(kind), text });
     this.streaming = { kind, id: item.id, messageId };
-    return [{ op: "upsert", item }];
+    return [upsert(item)];
   }
 
   private tool(update: acp.ToolCall | acp.ToolCallUpdate, fresh: boolean): Op[] {
@@ -250,7 +301,24 @@ export class ChatModel {
       item.text = texts.join("\n");
       item.terminalIds = terminals;
     }
-    return [{ op: "upsert", item: this.put(item) }];
+    const ops = [upsert(this.put(item))];
+    const asked = fresh ? agentMeta(update)?.["permission"] : undefined;
+    if (asked && typeof asked === "object") ops.push(...this.replayedPermission(update, asked as ReplayedPermission));
+    return ops;
+  }
+
+  /** A permission card the agent replays (a reloaded chat): the question and its answer. */
+  private replayedPermission(update: acp.ToolCall | acp.ToolCallUpdate, asked: ReplayedPermission): Op[] {
+    const options = Array.isArray(asked.options)
+      ? asked.options.map((o) => ({ optionId: String(o.optionId), name: String(o.name), kind: String(o.kind) }))
+      : [];
+    return this.addPermission({
+      id: `permission-${update.toolCallId}`,
+      title: typeof asked.title === "string" ? asked.title : "The agent asks permission",
+      detail: describeToolCall(update),
+      options,
+      answered: typeof asked.answer === "string" ? asked.answer : "cancelled",
+    });
   }
 
   apply(update: acp.SessionUpdate): Op[] {
@@ -271,7 +339,7 @@ export class ChatModel {
         // One plan card per run of plan updates: a plan updated after other output moves down.
         const id = last && this.items[this.items.length - 1] === last ? last.id : nextId("plan");
         const entries = update.entries.map((e) => ({ content: e.content, priority: e.priority, status: e.status }));
-        return [{ op: "upsert", item: this.put<PlanItem>({ kind: "plan", id, entries }) }];
+        return [upsert(this.put<PlanItem>({ kind: "plan", id, entries }))];
       }
       case "available_commands_update":
         return this.setState({
@@ -299,6 +367,7 @@ export class ChatModel {
         return this.addNotice(
           update.description ? `${update.title}: ${update.description}` : update.title,
           update.severity,
+          false,
         );
       default:
         return [];

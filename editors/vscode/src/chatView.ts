@@ -1,9 +1,13 @@
-// The chat webview view: static HTML/CSS/JS from media/, a strict CSP (no inline code,
-// scripts by nonce), messages both ways.
+// The chat webview view: the HTML/CSS/JS of media/, inlined into the page (no resource
+// round trips before the input shows: a remote or browser workbench fetches each one
+// through its service worker), under a strict CSP (scripts and styles only by nonce),
+// messages both ways.
 
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import * as vscode from "vscode";
 import type { FromView, ToView } from "./messages";
+import { OpBatcher } from "./opBatcher";
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewType = "adkAcp.chat";
@@ -11,12 +15,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private queue: ToView[] = [];
   private ready = false;
 
+  private assets: { css: string; scripts: string[] } | null = null;
+
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly onMessage: (message: FromView) => void,
+    private readonly mark: (event: "resolved" | "ready") => void = () => undefined,
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
+    this.mark("resolved");
     this.view = view;
     this.ready = false;
     const media = vscode.Uri.joinPath(this.extensionUri, "media");
@@ -24,6 +32,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.webview.html = this.html(view.webview, media);
     view.webview.onDidReceiveMessage((message: FromView) => {
       if (message.type === "ready") {
+        this.mark("ready");
         this.ready = true;
         this.onMessage(message);
         const queued = this.queue;
@@ -34,13 +43,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       this.onMessage(message);
     });
     view.onDidDispose(() => {
+      this.batcher.drop();
       this.view = null;
       this.ready = false;
     });
   }
 
-  private batch: ToView[] = [];
-  private batchTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly batcher = new OpBatcher((message) => {
+    if (this.view) void this.view.webview.postMessage(message);
+  });
 
   post(message: ToView): void {
     // Before "ready" the webview gets a full snapshot anyway; only non-transcript messages wait.
@@ -48,36 +59,22 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       if (message.type !== "ops") this.queue.push(message);
       return;
     }
-    // Transcript operations that arrive together (a burst of streamed chunks) cross to the
-    // webview as one message; anything else goes at once, after them, in order.
-    const last = this.batch[this.batch.length - 1];
-    if (message.type === "ops" && last?.type === "ops") {
-      last.ops.push(...message.ops);
-    } else {
-      this.batch.push(message.type === "ops" ? { type: "ops", ops: [...message.ops] } : message);
-    }
-    if (message.type !== "ops") {
-      this.flush();
-    } else if (this.batchTimer === null) {
-      this.batchTimer = setTimeout(() => this.flush(), 4);
-    }
-  }
-
-  private flush(): void {
-    if (this.batchTimer !== null) clearTimeout(this.batchTimer);
-    this.batchTimer = null;
-    const messages = this.batch;
-    this.batch = [];
-    if (!this.view) return;
-    for (const message of messages) void this.view.webview.postMessage(message);
+    this.batcher.post(message);
   }
 
   private html(webview: vscode.Webview, media: vscode.Uri): string {
     const nonce = randomBytes(16).toString("base64");
-    const asset = (name: string): string => webview.asWebviewUri(vscode.Uri.joinPath(media, name)).toString();
+    if (!this.assets) {
+      const read = (name: string): string => readFileSync(vscode.Uri.joinPath(media, name).fsPath, "utf8");
+      this.assets = {
+        css: read("chat.css").replace(/<\/style/gi, "<\\/style"),
+        scripts: ["markdown.js", "transcript.js", "chat.js"].map((n) => read(n).replace(/<\/script/gi, "<\\/script")),
+      };
+    }
+    const { css, scripts } = this.assets;
     const csp = [
       "default-src 'none'",
-      `style-src ${webview.cspSource}`,
+      `style-src ${webview.cspSource} 'nonce-${nonce}'`,
       `img-src ${webview.cspSource} data:`,
       `font-src ${webview.cspSource}`,
       `script-src 'nonce-${nonce}'`,
@@ -88,7 +85,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${asset("chat.css")}">
+<style nonce="${nonce}">${css}</style>
 <title>adk-acp</title>
 </head>
 <body>
@@ -109,8 +106,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     <button id="send" title="Send (Enter)" aria-label="Send">Send</button>
   </div>
 </footer>
-<script nonce="${nonce}" src="${asset("markdown.js")}"></script>
-<script nonce="${nonce}" src="${asset("chat.js")}"></script>
+${scripts.map((js) => `<script nonce="${nonce}">${js}</script>`).join("\n")}
 </body>
 </html>`;
   }

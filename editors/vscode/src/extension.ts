@@ -5,19 +5,36 @@ import type * as acp from "@agentclientprotocol/sdk";
 import * as childProcess from "node:child_process";
 import * as fs from "node:fs";
 import * as vscode from "vscode";
-import { AgentNotInstalled, resolveAgentCommand } from "./agentCommand";
+import { AgentNotInstalled, resolveAgentCommand, sessionRoots } from "./agentCommand";
 import { AgentProcess, type ExitInfo } from "./agentProcess";
 import { ChatModel, configSelects, type Op } from "./chatModel";
 import { ChatViewProvider } from "./chatView";
+import { EditHistory } from "./editHistory";
 import { DiffStore, ORIGINAL_SCHEME, PROPOSED_SCHEME, type Proposal } from "./diffDocuments";
 import { FsHandler } from "./fsHandler";
 import type { FromView, Mention } from "./messages";
 import { PermissionBroker, type Question } from "./permissions";
 import { buildPrompt } from "./prompt";
+import { readSettings, type Settings } from "./settings";
 import { TerminalManager } from "./terminals";
 
 const SECRET_KEY = "adkAcp.geminiApiKey";
 const AUTH_REQUIRED = -32000;
+
+/** The settings (checked); each problem is named, and its setting keeps the default. */
+export function currentSettings(): { settings: Settings; problems: string[] } {
+  const config = vscode.workspace.getConfiguration("adkAcp");
+  return readSettings((key) => config.get(key));
+}
+
+class UntrustedWorkspace extends Error {
+  constructor() {
+    super(
+      "This workspace is not trusted, so adk-acp does not start its agent here (it reads, edits and runs commands). " +
+        "Trust the workspace (Manage Workspace Trust) to chat.",
+    );
+  }
+}
 
 function metric(name: string, value: number, extra: Record<string, unknown> = {}): void {
   const file = process.env["ADK_ACP_VSCODE_METRICS"];
@@ -38,14 +55,36 @@ function isExecutable(file: string): boolean {
   }
 }
 
+/**
+ * Saves `doc`. save() is false when the document is not dirty (auto save was first) or
+ * when another save of it is under way (auto save on a focus change): then its end counts.
+ */
+async function saveDocument(doc: vscode.TextDocument, waitMs = 10_000): Promise<boolean> {
+  if ((await doc.save()) || !doc.isDirty) return true;
+  return new Promise<boolean>((resolve) => {
+    const done = (saved: boolean): void => {
+      clearTimeout(timer);
+      subscription.dispose();
+      resolve(saved);
+    };
+    const subscription = vscode.workspace.onDidSaveTextDocument((saved) => {
+      if (saved === doc && !doc.isDirty) done(true);
+    });
+    const timer = setTimeout(() => done(!doc.isDirty), waitMs);
+  });
+}
+
 class Controller implements vscode.Disposable {
-  readonly model = new ChatModel();
+  model = new ChatModel();
+  /** While `session/load` replays a session: the replay is built here, the old transcript stays shown. */
+  private replaying: ChatModel | null = null;
   readonly log = vscode.window.createOutputChannel("adk-acp", { log: true });
   private readonly status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   readonly diffs = new DiffStore({ from: (c) => vscode.Uri.from(c) });
   readonly broker: PermissionBroker;
   private readonly fsHandler: FsHandler;
   private readonly terminals: TerminalManager;
+  readonly edits = new EditHistory();
   private agent: AgentProcess | null = null;
   private starting: Promise<AgentProcess> | null = null;
   private sessionId: string | null = null;
@@ -110,7 +149,7 @@ class Controller implements vscode.Disposable {
   // ---- the agent process -------------------------------------------------------
 
   private workspaceRoot(): string | undefined {
-    return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    return sessionRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri), false).cwd;
   }
 
   async ensureAgent(): Promise<AgentProcess> {
@@ -124,16 +163,18 @@ class Controller implements vscode.Disposable {
   }
 
   private async startAgent(): Promise<AgentProcess> {
-    const config = vscode.workspace.getConfiguration("adkAcp");
+    if (!vscode.workspace.isTrusted) throw new UntrustedWorkspace();
+    const { settings, problems } = currentSettings();
+    if (problems.length) throw new Error(`adk-acp's settings need a fix: ${problems.join(" ")}`);
     const choice = resolveAgentCommand({
-      setting: config.get<string>("command", ""),
-      args: config.get<string[]>("args", []),
+      setting: settings.command,
+      args: settings.args,
       pathEnv: process.env["PATH"],
       workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
       isExecutable,
     });
     this.apiKey = await this.context.secrets.get(SECRET_KEY);
-    const env: NodeJS.ProcessEnv = { ...process.env, ...config.get<Record<string, string>>("env", {}) };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...settings.env };
     if (this.apiKey && !env["GEMINI_API_KEY"]) env["GEMINI_API_KEY"] = this.apiKey;
     this.setStatus("starting");
     this.log.info(`starting ${choice.command} ${choice.args.join(" ")} (${choice.source})`);
@@ -232,9 +273,15 @@ class Controller implements vscode.Disposable {
     const message = error instanceof Error ? error.message : String(error);
     this.log.error(message);
     this.post(this.model.addNotice(message, "error"));
-    const actions = error instanceof AgentNotInstalled || /could not start/.test(message) ? ["Open Settings", "Show Log"] : ["Show Log"];
+    const actions =
+      error instanceof UntrustedWorkspace
+        ? ["Manage Workspace Trust"]
+        : error instanceof AgentNotInstalled || /could not start|settings need a fix/.test(message)
+          ? ["Open Settings", "Show Log"]
+          : ["Show Log"];
     void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
-      if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "adkAcp.command");
+      if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "adkAcp");
+      if (choice === "Manage Workspace Trust") void vscode.commands.executeCommand("workbench.trust.manage");
       if (choice === "Show Log") this.log.show();
     });
   }
@@ -246,9 +293,15 @@ class Controller implements vscode.Disposable {
     this.setStatus(this.model.state.status === "starting" ? "idle" : this.model.state.status);
   }
 
+  /** The workspace's other roots (multi-root), as the session's additional directories. */
+  additionalDirectories(): { additionalDirectories?: string[] } {
+    const supported = this.agent?.initialize?.agentCapabilities?.sessionCapabilities?.additionalDirectories != null;
+    const { additionalDirectories } = sessionRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri), supported);
+    return additionalDirectories ? { additionalDirectories } : {};
+  }
+
   private async askForKey(): Promise<boolean> {
-    const config = vscode.workspace.getConfiguration("adkAcp");
-    if (!config.get<boolean>("askForApiKey", true)) return false;
+    if (!currentSettings().settings.askForApiKey) return false;
     const key = await vscode.window.showInputBox({
       title: "adk-acp needs a Gemini API key",
       prompt: "Kept in VS Code's secret storage, never in settings. (Or set GEMINI_API_KEY, or run `adk-acp --login`.)",
@@ -265,7 +318,11 @@ class Controller implements vscode.Disposable {
     for (let attempt = 0; ; attempt++) {
       const agent = await this.ensureAgent();
       try {
-        const response = await agent.agent.request("session/new", { cwd: this.workspaceRoot() ?? process.cwd(), mcpServers: [] });
+        const response = await agent.agent.request("session/new", {
+          cwd: this.workspaceRoot() ?? process.cwd(),
+          mcpServers: [],
+          ...this.additionalDirectories(),
+        });
         this.applySessionSetup(response);
         this.adoptSession(response.sessionId);
         return response.sessionId;
@@ -326,17 +383,36 @@ class Controller implements vscode.Disposable {
     }
   }
 
+  /**
+   * Loads a session. The transcript on screen stays until the replay is complete, then
+   * the replay replaces it at once (never a blank chat); reloading the same session (a
+   * restart) keeps this client's own notices (the crash, the restart) where they were.
+   */
   private async loadSession(sessionId: string): Promise<void> {
     const agent = await this.ensureAgent();
     if (this.turn) await this.cancel();
-    this.post(this.model.reset());
+    const shown = this.model;
+    const same = this.shownSession === sessionId;
+    const replay = new ChatModel();
+    replay.state = { ...shown.state, usage: null, title: null };
+    this.replaying = replay;
     this.sessionId = sessionId; // the replay arrives before the answer
-    const response = await agent.agent.request("session/load", {
-      sessionId,
-      cwd: this.workspaceRoot() ?? process.cwd(),
-      mcpServers: [],
-    });
-    this.applySessionSetup(response ?? {});
+    try {
+      const response = await agent.agent.request("session/load", {
+        sessionId,
+        cwd: this.workspaceRoot() ?? process.cwd(),
+        mcpServers: [],
+        ...this.additionalDirectories(),
+      });
+      if (same) replay.keepLocalNotices(shown);
+      replay.state = { ...replay.state, status: this.model.state.status, busy: this.model.state.busy };
+      this.model = replay;
+      this.shownSession = sessionId;
+      this.post(replay.snapshot());
+      this.applySessionSetup(response ?? {});
+    } finally {
+      if (this.replaying === replay) this.replaying = null;
+    }
   }
 
   async setConfig(id: string, value: string): Promise<void> {
@@ -416,8 +492,12 @@ class Controller implements vscode.Disposable {
   /** Updates that arrive before the session/new answer names their session (e.g. the slash commands). */
   private early: acp.SessionNotification[] = [];
 
+  /** The session whose transcript the chat shows. */
+  private shownSession: string | null = null;
+
   private adoptSession(sessionId: string): void {
     this.sessionId = sessionId;
+    this.shownSession = sessionId;
     const early = this.early.filter((n) => n.sessionId === sessionId);
     this.early = [];
     for (const notification of early) this.sessionUpdate(notification);
@@ -430,9 +510,14 @@ class Controller implements vscode.Disposable {
     }
     if (this.turn && this.turn.firstChunkAt === null && params.update.sessionUpdate === "agent_message_chunk") {
       this.turn.firstChunkAt = Date.now();
+      metric("first_chunk_ms", this.turn.firstChunkAt - this.turn.startedAt);
     }
     const update = params.update;
     if (update.sessionUpdate === "tool_call" || update.sessionUpdate === "tool_call_update") this.prepareDiffs(update);
+    if (this.replaying) {
+      this.replaying.apply(update);
+      return;
+    }
     const before = this.model.state.configOptions;
     this.post(this.model.apply(update));
     if (this.model.state.configOptions !== before) this.setStatus(this.model.state.status);
@@ -539,8 +624,10 @@ class Controller implements vscode.Disposable {
     const uri = vscode.Uri.file(filePath);
     const edit = new vscode.WorkspaceEdit();
     const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === filePath);
+    let before: string | null = null;
     if (open || fs.existsSync(filePath)) {
       const doc = open ?? (await vscode.workspace.openTextDocument(uri));
+      before = doc.getText();
       const whole = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
       edit.replace(uri, whole, content);
     } else {
@@ -550,7 +637,45 @@ class Controller implements vscode.Disposable {
     if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`the editor refused the edit of ${filePath}`);
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: true });
-    if (!(await doc.save())) throw new Error(`the editor could not save ${filePath}`);
+    if (!(await saveDocument(doc))) throw new Error(`the editor could not save ${filePath}`);
+    this.edits.record({ path: filePath, before, after: doc.getText() });
+  }
+
+  /** "Undo Last Agent Edit": one approved edit of the agent per call, newest first. */
+  async undoLastEdit(): Promise<void> {
+    const result = await this.edits.undo({
+      read: async (p) => {
+        const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === p);
+        if (open) return open.getText();
+        return fs.existsSync(p) ? fs.promises.readFile(p, "utf8") : null;
+      },
+      write: async (p, content) => {
+        const uri = vscode.Uri.file(p);
+        const doc = await vscode.workspace.openTextDocument(uri);
+        const edit = new vscode.WorkspaceEdit();
+        edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), content);
+        if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`the editor refused to undo the edit of ${p}`);
+        if (!(await saveDocument(doc))) throw new Error(`the editor could not save ${p}`);
+      },
+      remove: async (p) => {
+        const edit = new vscode.WorkspaceEdit();
+        edit.deleteFile(vscode.Uri.file(p), { ignoreIfNotExists: true });
+        await vscode.workspace.applyEdit(edit);
+      },
+    });
+    if ("refused" in result) {
+      void vscode.window.showInformationMessage(`adk-acp: ${result.refused}`);
+      return;
+    }
+    const what = result.undone.before === null ? "removed" : "restored";
+    this.post(this.model.addNotice(`Undid the agent's edit of ${vscode.workspace.asRelativePath(result.undone.path)} (${what}).`));
+  }
+
+  /** Files (explorer, editor tab, drag and drop) as @-mentions in the chat's composer. */
+  fileMentions(uris: readonly vscode.Uri[]): Mention[] {
+    return uris
+      .filter((u) => u.scheme === "file")
+      .map((u) => ({ kind: "file" as const, path: u.fsPath, label: vscode.workspace.asRelativePath(u) }));
   }
 
   async openLocation(filePath: string, line?: number | null): Promise<void> {
@@ -615,6 +740,18 @@ class Controller implements vscode.Disposable {
           selection: this.currentSelection(),
         });
         return;
+      case "dropped": {
+        const uris: vscode.Uri[] = [];
+        for (const text of message.uris) {
+          try {
+            uris.push(text.startsWith("/") ? vscode.Uri.file(text) : vscode.Uri.parse(text, true));
+          } catch {
+            this.log.warn(`dropped something that is not a file: ${text}`);
+          }
+        }
+        for (const mention of this.fileMentions(uris)) this.view?.post({ type: "mention", mention });
+        return;
+      }
       case "rendered":
         this.rendered(message.id, message.length, message.at, message.receivedAt, message.sentAt);
         return;
@@ -642,9 +779,16 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, provider),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, provider),
   );
-  const view = new ChatViewProvider(context.extensionUri, (message) => {
-    controller.handle(message).catch((error) => controller.reportError(error));
-  });
+  const view = new ChatViewProvider(
+    context.extensionUri,
+    (message) => {
+      controller.handle(message).catch((error) => controller.reportError(error));
+    },
+    (event) => {
+      controller.log.info(`chat view ${event} (${(performance.now() - started).toFixed(0)} ms after activation)`);
+      metric(`view_${event}`, Date.now());
+    },
+  );
   controller.view = view;
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, view, {
@@ -680,6 +824,30 @@ export function activate(context: vscode.ExtensionContext): void {
     await vscode.commands.executeCommand("adkAcp.chat.focus");
     view.post({ type: "mention", mention });
   });
+  command("adkAcp.undoLastEdit", () => controller.undoLastEdit());
+  context.subscriptions.push(
+    vscode.commands.registerCommand("adkAcp.addToChat", async (uri?: vscode.Uri, uris?: vscode.Uri[]) => {
+      const selection = uri === undefined ? controller.currentSelection() : null;
+      const targets = uris?.length ? uris : uri ? [uri] : vscode.window.activeTextEditor ? [vscode.window.activeTextEditor.document.uri] : [];
+      const mentions = selection ? [selection] : controller.fileMentions(targets);
+      if (!mentions.length) return;
+      await vscode.commands.executeCommand("adkAcp.chat.focus");
+      for (const mention of mentions) view.post({ type: "mention", mention });
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      controller.post(controller.model.addNotice("The workspace is trusted now: starting the agent."));
+      void controller.newChat();
+    }),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (!event.affectsConfiguration("adkAcp")) return;
+      const { problems } = currentSettings();
+      if (problems.length) {
+        void vscode.window.showWarningMessage(`adk-acp's settings need a fix: ${problems.join(" ")}`, "Open Settings").then((choice) => {
+          if (choice) void vscode.commands.executeCommand("workbench.action.openSettings", "adkAcp");
+        });
+      }
+    }),
+  );
   command("adkAcp.approve", () => controller.answerFromEditor(["allow_once", "allow_always"]));
   command("adkAcp.reject", () => controller.answerFromEditor(["reject_once", "reject_always"]));
   command("adkAcp.chooseOption", () => controller.chooseOption());

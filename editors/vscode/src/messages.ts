@@ -23,4 +23,5 @@ export type FromView =
   | { type: "open"; path: string; line?: number | null }
   | { type: "permission"; key: string; optionId: string }
   | { type: "searchFiles"; requestId: number; query: string }
+  | { type: "dropped"; uris: string[] }
   | { type: "rendered"; id: string; length: number; at: number; receivedAt?: number; sentAt?: number };

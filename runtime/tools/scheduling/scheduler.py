@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import RuntimeAgentError, ToolError
-from runtime.host import PermissionRequest
+from runtime.host import PermissionOutcome, PermissionRequest
 from runtime.protocol import DisplayContent, DisplayText, NoticeSink, ToolDisplay
 from runtime.services.truncation import DEFAULT_THRESHOLD, truncate_output
 from runtime.tools.base import MEDIA_KEY, GcliTool, ToolEnv, ToolResult
@@ -111,9 +111,11 @@ class Scheduler:
         notify: NoticeSink | None = None,
         on_ask: Callable[[PermissionRequest, GcliTool], Awaitable[None] | None] | None = None,
         on_stop: Callable[[str], None] | None = None,
+        on_answer: Callable[[PermissionRequest, PermissionOutcome], None] | None = None,
     ) -> None:
         self._notice_sink = notify
         self._on_ask = on_ask  # the Notification hook, told of every permission request
+        self._on_answer = on_answer  # the session record, told of every answer
         self._tools = dict(tools)
         self._env = env
         self._policy = policy
@@ -329,10 +331,16 @@ class Scheduler:
                 await told
         try:
             outcome = await self._env.host.request_permission(request)
+        except asyncio.CancelledError:  # the turn was cancelled while the question waited
+            if self._on_answer is not None:
+                self._on_answer(request, PermissionOutcome(option_id=None))
+            raise
         except (RuntimeAgentError, OSError, ConnectionError) as exc:
             logger.warning("permission request for %s failed: %s", call.name, exc)
             await self._report.fail(call, f"Could not ask the user for approval: {exc}")
             return
+        if self._on_answer is not None:
+            self._on_answer(request, outcome)
         choice = choice_from_outcome(outcome)
         logger.info("approval of %s (%s): %s", call.name, call.call_id, choice)
         await self._apply_choice(call, choice, mode)

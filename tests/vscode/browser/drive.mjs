@@ -1,6 +1,8 @@
 // Drives code-server (real VS Code in a browser) with headless Chromium through
 // playwright-core: the adk-acp extension's chat, an edit approved from the diff
-// editor, a command in a terminal, a 200-chunk answer, a cancel.
+// editor, a command in a terminal, a 200-chunk answer, a cancel, and issue 21: exact
+// transcripts, the open time, notices and permission cards that survive a reload, Add to
+// Chat, the focus keybinding, Undo Last Agent Edit, settings checks.
 // Usage: node drive.mjs <config.json>   (config: url, chromium, workspace, shots, report)
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -78,6 +80,21 @@ async function waitIdle() {
   await chat.locator("body[data-running=false]").waitFor({ timeout: 30000 });
 }
 
+// The permission cards as the user reads them: title, detail, answer.
+async function permissionCards() {
+  return chat.locator(".permission").evaluateAll((cards) =>
+    cards.map((c) => [c.querySelector("strong")?.textContent, c.querySelector("pre")?.textContent ?? "", c.querySelector(".answer")?.textContent ?? ""].join(" | ")));
+}
+
+async function palette(command) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ timeout: 30000 });
+  await input.fill(`>${command}`);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: command.replace(/^[^:]*: /, "") }).first().waitFor({ timeout: 30000 });
+  await input.press("Enter");
+}
+
 try {
   await step("open the workspace", async () => {
     await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
@@ -87,12 +104,84 @@ try {
   });
 
   await step("open the chat view", async () => {
-    await page.locator('.activitybar a[aria-label="adk-acp"], .activitybar .action-label[aria-label="adk-acp"]').first().click();
-    await chat.locator("#input").waitFor({ timeout: 30000 });
+    const icon = page.locator('.activitybar a[aria-label="adk-acp"], .activitybar .action-label[aria-label="adk-acp"]').first();
+    await icon.waitFor({ timeout: 30000 });
+    const clicked = Date.now();
+    report.timings.click_at = clicked;
+    await icon.click();
+    // Usable: the input is on screen, enabled, and takes typing (the agent connects behind it).
+    await chat.locator("#input:not([disabled])").waitFor({ timeout: 30000 });
+    await chat.locator("#input").pressSequentially("x", { delay: 0 });
+    await chat.locator("#input").evaluate((el) => { if (el.value !== "x") throw new Error(`input holds ${el.value}`); });
+    report.timings.open_ms = Date.now() - clicked;
+    await chat.locator("#input").fill("");
     // The session is created when the view is ready: the mode and model pickers appear.
     await chat.locator('select[data-category="model"]').waitFor({ timeout: 60000 });
-    await chat.locator('select[data-category="mode"]').waitFor({ timeout: 5000 });
+    await chat.locator('select[data-category="mode"]').waitFor({ timeout: 15000 });
     await shot("chat-ready");
+  });
+
+  await step("a fast 60-chunk first answer and a two-chunk answer are shown exactly once", async () => {
+    const sent = Date.now();
+    await prompt("answer fast");
+    await chat.locator(".agent").first().waitFor({ timeout: 60000 });
+    report.timings.first_answer_ms = Date.now() - sent;
+    await waitIdle();
+    const last = config.fastWords[config.fastWords.length - 1].trim();
+    await chat.locator(".agent", { hasText: last }).waitFor({ timeout: 30000 });
+    report.fastText = (await chat.locator(".agent").last().innerText()).trim();
+    report.fastShown = Math.max(...config.fastWords.map((w) => report.fastText.split(/\s+/).filter((x) => x === w.trim()).length));
+    await prompt("answer in two chunks");
+    await chat.locator(".agent", { hasText: "chunks" }).waitFor({ timeout: 30000 });
+    await waitIdle();
+    report.twoChunkText = (await chat.locator(".agent").last().innerText()).trim();
+  });
+
+  const explorer = page.locator(".explorer-folders-view").first();
+  async function showExplorer() {
+    if (!(await explorer.isVisible())) {
+      await page.locator(".activitybar a[aria-label^='Explorer'], .activitybar .action-label[aria-label^='Explorer']").first().click();
+    }
+    await explorer.waitFor({ timeout: 30000 });
+  }
+
+  await step("the focus keybinding (Ctrl+Alt+I) puts the cursor in the chat", async () => {
+    await showExplorer();
+    await explorer.click();
+    await page.keyboard.press("Control+Alt+KeyI");
+    await explorer.waitFor({ state: "hidden", timeout: 30000 }); // the chat's container is shown
+    await chat.locator("#input:focus").waitFor({ timeout: 30000 });
+    report.focusKeybinding = true;
+  });
+
+  await step("Add to Chat from the explorer's context menu, and by dropping a file", async () => {
+    await showExplorer();
+    const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "a.txt" }).first();
+    await row.waitFor({ timeout: 15000 });
+    await row.click({ button: "right" });
+    const item = page.locator(".monaco-menu .action-menu-item", { hasText: /^Add to Chat$/ }).first();
+    await item.waitFor({ timeout: 15000 });
+    await item.hover();
+    await item.click();
+    const chip = chat.locator("#mentions .chip", { hasText: "a.txt" });
+    // A menu that opened while the machine was busy may take the click as a hover only.
+    if (!(await chip.waitFor({ timeout: 10000 }).then(() => true, () => false)) && (await item.isVisible())) {
+      await page.keyboard.press("Enter");
+    }
+    await chip.waitFor({ timeout: 30000 });
+    report.mentionFromExplorer = true;
+    await chat.locator("#mentions .chip button").first().click();
+    // VS Code hands a drop to a webview as a DOM drop event with the URIs (Shift held):
+    // the same event, dispatched in the chat's page.
+    const uri = `file://${join(config.workspace, "a.txt")}`;
+    await chat.locator("#transcript").evaluate((el, text) => {
+      const data = new DataTransfer();
+      data.setData("text/uri-list", text);
+      el.dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
+    }, uri);
+    await chat.locator("#mentions .chip", { hasText: "a.txt" }).waitFor({ timeout: 30000 });
+    report.mentionFromDrop = true;
+    await chat.locator("#mentions .chip button").first().click();
   });
 
   await step("the model picker sets the session's model (status bar follows)", async () => {
@@ -105,7 +194,7 @@ try {
     await input.click();
     await input.fill("");
     await input.pressSequentially("/he");
-    await chat.locator("#popup [role=option]", { hasText: "/help" }).waitFor({ timeout: 10000 });
+    await chat.locator("#popup [role=option]", { hasText: "/help" }).waitFor({ timeout: 30000 });
     await input.press("Escape");
     await input.fill("");
   });
@@ -115,32 +204,32 @@ try {
     await prompt("edit a.txt and create b.txt");
     const diff = page.locator(".monaco-diff-editor").first();
     await diff.waitFor({ timeout: 30000 });
-    await page.locator(".tab", { hasText: "a.txt ↔ proposed by the agent" }).first().waitFor({ timeout: 10000 });
-    await page.locator(".monaco-diff-editor .editor.modified .view-lines", { hasText: "beta" }).first().waitFor({ timeout: 10000 });
+    await page.locator(".tab", { hasText: "a.txt ↔ proposed by the agent" }).first().waitFor({ timeout: 30000 });
+    await page.locator(".monaco-diff-editor .editor.modified .view-lines", { hasText: "beta" }).first().waitFor({ timeout: 30000 });
     report.timings.prompt_to_diff_content_ms = Date.now() - sent;
     report.diffSeenBeforeWrite = (await readFile(join(config.workspace, "a.txt"), "utf8")) === "alpha\n";
     const approve = page.locator('.editor-actions a.action-label[aria-label^="Allow This Edit"]').first();
-    await approve.waitFor({ timeout: 10000 });
-    await page.locator(".notification-toast", { hasText: "adk-acp" }).first().waitFor({ timeout: 10000 });
-    await chat.locator(".permission:not(.answered)").first().waitFor({ timeout: 10000 });
+    await approve.waitFor({ timeout: 30000 });
+    await page.locator(".notification-toast", { hasText: "adk-acp" }).first().waitFor({ timeout: 30000 });
+    await chat.locator(".permission:not(.answered)").first().waitFor({ timeout: 30000 });
     await shot("diff-editor");
     await approve.click();
     // The question's notification goes away with the answer given elsewhere.
-    await page.locator(".notification-toast", { hasText: "Edit a.txt" }).first().waitFor({ state: "detached", timeout: 10000 });
+    await page.locator(".notification-toast", { hasText: "Edit a.txt" }).first().waitFor({ state: "detached", timeout: 30000 });
     // The second edit (a new file) is answered from the notification's own "Allow" button.
     await page.locator(".tab", { hasText: "b.txt (new file, proposed by the agent)" }).first().waitFor({ timeout: 20000 });
-    await page.locator(".monaco-diff-editor .editor.modified .view-lines", { hasText: "a new file" }).first().waitFor({ timeout: 10000 });
+    await page.locator(".monaco-diff-editor .editor.modified .view-lines", { hasText: "a new file" }).first().waitFor({ timeout: 30000 });
     report.newFileSeenBeforeWrite = await readFile(join(config.workspace, "b.txt"), "utf8").then(() => false, () => true);
     const toast = page.locator(".notification-toast", { hasText: "b.txt" }).first();
-    await toast.waitFor({ timeout: 10000 });
+    await toast.waitFor({ timeout: 30000 });
     await shot("new-file-diff");
     await toast.locator("a.monaco-button, .monaco-button", { hasText: /^Allow$/ }).first().click();
     await chat.locator(".agent", { hasText: "edited a.txt" }).waitFor({ timeout: 30000 });
     await waitIdle();
     // Both files are open in the editor (written through a WorkspaceEdit) and saved.
-    await page.locator(".tabs-container .tab", { hasText: /^b\.txt/ }).first().waitFor({ timeout: 10000 });
+    await page.locator(".tabs-container .tab", { hasText: /^b\.txt/ }).first().waitFor({ timeout: 30000 });
     await page.locator(".tabs-container .tab", { hasText: /^a\.txt/ }).first().click();
-    await page.locator(".monaco-editor .view-lines", { hasText: "beta" }).first().waitFor({ timeout: 10000 });
+    await page.locator(".monaco-editor .view-lines", { hasText: "beta" }).first().waitFor({ timeout: 30000 });
     report.diffClosed = (await page.locator(".tab", { hasText: "proposed by the agent" }).count()) === 0;
     report.openTabs = await page.locator(".tabs-container .tab").allInnerTexts();
     report.dirtyTabs = await page.locator(".tabs-container .tab.dirty").count();
@@ -155,8 +244,8 @@ try {
     await chat.locator(".agent", { hasText: "ran it" }).waitFor({ timeout: 30000 });
     await waitIdle();
     await page.locator(".terminal-tab, .single-terminal-tab, .tabs-list .monaco-list-row, .terminal-tabs-entry", { hasText: "adk-acp" })
-      .first().waitFor({ timeout: 10000 }).catch(() => {});
-    await page.locator(".xterm-rows", { hasText: "from-code-server-terminal" }).first().waitFor({ timeout: 10000 }).catch(() => {});
+      .first().waitFor({ timeout: 30000 }).catch(() => {});
+    await page.locator(".xterm-rows", { hasText: "from-code-server-terminal" }).first().waitFor({ timeout: 30000 }).catch(() => {});
     report.terminalText = await page.locator(".xterm-rows").allInnerTexts().catch(() => []);
     report.terminalTabs = await page.locator(".panel .action-label, .panel .monaco-list-row, .panel .terminal-tab").allInnerTexts().catch(() => []);
     report.toolCardText = await chat.locator(".tool").last().innerText();
@@ -168,9 +257,9 @@ try {
     await input.click();
     await input.fill("");
     await input.pressSequentially("a long answer about @a.t");
-    await chat.locator("#popup [role=option]", { hasText: "a.txt" }).first().waitFor({ timeout: 10000 });
+    await chat.locator("#popup [role=option]", { hasText: "a.txt" }).first().waitFor({ timeout: 30000 });
     await input.press("Enter");
-    await chat.locator("#mentions .chip", { hasText: "a.txt" }).waitFor({ timeout: 5000 });
+    await chat.locator("#mentions .chip", { hasText: "a.txt" }).waitFor({ timeout: 15000 });
     await input.press("Enter");
     await chat.locator(".agent", { hasText: "END-OF-ANSWER" }).waitFor({ timeout: 30000 });
     await waitIdle();
@@ -191,9 +280,10 @@ try {
     await prompt("one more command");
     await chat.locator(".permission:not(.answered)").first().waitFor({ timeout: 20000 });
     await chat.locator("#stop").click();
-    await chat.locator(".permission.answered", { hasText: "cancelled" }).last().waitFor({ timeout: 10000 });
+    await chat.locator(".permission.answered", { hasText: "cancelled" }).last().waitFor({ timeout: 30000 });
     await waitIdle();
-    report.statusBar = await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().innerText({ timeout: 5000 });
+    report.statusBar = await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().innerText({ timeout: 15000 });
+    report.permissionsLive = await permissionCards();
     await shot("question-cancelled");
   });
 
@@ -201,10 +291,25 @@ try {
     const pids = await agentPids();
     if (pids.length !== 1) throw new Error(`expected one agent process, found ${pids}`);
     process.kill(pids[0], "SIGKILL");
-    await page.locator(".notification-toast", { hasText: "adk-acp stopped" }).first().waitFor({ timeout: 20000 });
-    await chat.locator(".notice", { hasText: "The agent is running again." }).waitFor({ timeout: 60000 });
+    // Until the replay is complete the old transcript stays: never an empty chat.
+    let least = Infinity;
+    let told = false;
+    const again = chat.locator(".notice", { hasText: "The agent is running again." });
+    const toast = page.locator(".notification-toast", { hasText: "adk-acp stopped" });
+    const deadline = Date.now() + 90000;
+    while ((await again.count()) === 0) {
+      if (Date.now() > deadline) throw new Error("the agent did not come back in 90 s");
+      least = Math.min(least, await chat.locator("#transcript > .item").count());
+      told ||= (await toast.count()) > 0;
+      await page.waitForTimeout(50);
+    }
+    report.minItemsDuringRestart = least;
+    if (!told) await toast.first().waitFor({ timeout: 20000 });
+    await page.waitForTimeout(500); // anything that would clear the chat after the reload
+    report.crashNoticeAfterReload = (await chat.locator(".notice", { hasText: /The agent stopped .*restarting it/ }).count()) === 1;
+    report.permissionsAfterRestart = await permissionCards();
     // The session was loaded again in the new process: its history is replayed.
-    await chat.locator(".agent", { hasText: "edited a.txt" }).first().waitFor({ timeout: 10000 });
+    await chat.locator(".agent", { hasText: "edited a.txt" }).first().waitFor({ timeout: 30000 });
     report.restartedPids = await agentPids();
     await shot("restarted");
   });
@@ -213,13 +318,31 @@ try {
     await chat.locator("#new").click();
     await chat.locator(".agent").first().waitFor({ state: "detached", timeout: 20000 });
     await chat.locator("#history").click();
-    const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: "edit a.txt and create b.txt" });
+    const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: "answer fast" });
     await row.first().waitFor({ timeout: 20000 });
     await shot("history");
     await row.first().click();
     await chat.locator(".agent", { hasText: "ran it" }).first().waitFor({ timeout: 20000 });
-    await chat.locator(".tool", { hasText: "b.txt" }).first().waitFor({ timeout: 5000 });
+    await chat.locator(".tool", { hasText: "b.txt" }).first().waitFor({ timeout: 15000 });
+    report.permissionsAfterHistory = await permissionCards();
     await shot("history-loaded");
+  });
+
+  await step("Undo Last Agent Edit takes back the newest approved edit (the new b.txt)", async () => {
+    await palette("adk-acp: Undo Last Agent Edit");
+    const notice = chat.locator(".notice", { hasText: "Undid the agent's edit of b.txt" });
+    await notice.waitFor({ timeout: 15000 });
+    report.undoNotice = await notice.innerText();
+  });
+
+  await step("a wrong setting gets a clear message", async () => {
+    const settings = join(config.workspace, ".vscode", "settings.json");
+    const current = JSON.parse(await readFile(settings, "utf8"));
+    await writeFile(settings, JSON.stringify({ ...current, "adkAcp.args": "--model x" }));
+    const toast = page.locator(".notification-toast", { hasText: "settings need a fix" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    report.settingsProblem = await toast.innerText();
+    await writeFile(settings, JSON.stringify(current));
   });
 
   await step("an agent that cannot start: a clear message with its last words, no restart loop", async () => {
@@ -228,17 +351,12 @@ try {
     await writeFile(settings, JSON.stringify({ ...current, "adkAcp.command": config.crashAgent.command, "adkAcp.args": config.crashAgent.args }));
     await page.waitForTimeout(1000); // the configuration change reaches the extension host
     await page.locator(".monaco-editor .view-lines").first().click();
-    await page.keyboard.press("F1");
-    const palette = page.locator(".quick-input-widget input");
-    await palette.waitFor({ timeout: 10000 });
-    await palette.fill(">adk-acp: Restart Agent");
-    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Restart Agent" }).first().waitFor({ timeout: 10000 });
-    await palette.press("Enter");
+    await palette("adk-acp: Restart Agent");
     const toast = page.locator(".notification-toast", { hasText: "could not start" }).first();
     await toast.waitFor({ timeout: 30000 });
     report.startFailure = await toast.innerText();
-    await chat.locator(".notice.error", { hasText: "could not start" }).first().waitFor({ timeout: 10000 });
-    await page.locator(".statusbar-item", { hasText: "adk-acp" }).filter({ hasText: "stopped" }).first().waitFor({ timeout: 10000 });
+    await chat.locator(".notice.error", { hasText: "could not start" }).first().waitFor({ timeout: 30000 });
+    await page.locator(".statusbar-item", { hasText: "adk-acp" }).filter({ hasText: "stopped" }).first().waitFor({ timeout: 30000 });
     await page.waitForTimeout(1500);
     report.restartNotices = await chat.locator(".notice", { hasText: "restarting it" }).count();
     report.statusAfterFailure = await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().innerText();

@@ -1,0 +1,57 @@
+// The webview's transcript state: folds the host's operations (reset / upsert / append /
+// state) into items, in order, and tells the view what to draw. No DOM here: chat.js
+// draws, and the extension's unit tests run this same code headless.
+(function (root) {
+  "use strict";
+
+  function createTranscript(view) {
+    const entries = new Map(); // id -> {item, ...whatever the view keeps}
+    const order = [];
+
+    function apply(ops) {
+      for (const op of ops) {
+        switch (op.op) {
+          case "reset":
+            entries.clear();
+            order.length = 0;
+            view.reset();
+            break;
+          case "upsert": {
+            let entry = entries.get(op.item.id);
+            if (!entry) {
+              entry = { item: op.item };
+              entries.set(op.item.id, entry);
+              order.push(op.item.id);
+              view.created(entry);
+            } else {
+              entry.item = op.item;
+            }
+            view.changed(entry);
+            break;
+          }
+          case "append": {
+            const entry = entries.get(op.id);
+            if (entry) {
+              entry.item.text += op.text;
+              view.appended(entry);
+            }
+            break;
+          }
+          case "state":
+            view.state(op.state);
+            break;
+        }
+      }
+    }
+
+    return {
+      apply: apply,
+      get: (id) => entries.get(id),
+      items: () => order.map((id) => entries.get(id).item),
+    };
+  }
+
+  const api = { createTranscript: createTranscript };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  else root.AdkTranscript = api;
+})(typeof globalThis !== "undefined" ? globalThis : this);
