@@ -147,6 +147,29 @@ def load_settings(
     return SettingsFile(_merge(user.data, ours.data), user.problems + ours.problems)
 
 
+# Gemini CLI's spellings of the modes a settings file may choose.
+_SETTINGS_MODES: dict[str, ApprovalMode] = {"auto_edit": "autoEdit"}
+
+
+def settings_approval_mode(value: object) -> tuple[ApprovalMode, str | None]:
+    """The mode `general.defaultApprovalMode` asks for, and why it was not taken (or None).
+
+    As in Gemini CLI, a settings file cannot start sessions in YOLO: a repository's
+    `.gemini/settings.json` would otherwise make every command run unasked. YOLO is
+    chosen on the command line (`--approval-mode yolo`) or in the editor's mode picker."""
+    if value is None:
+        return "default", None
+    mode = _SETTINGS_MODES.get(str(value), value)
+    if mode == "yolo":
+        return "default", (
+            "general.defaultApprovalMode yolo is not taken from settings (YOLO is chosen on "
+            "the command line or in the editor); default is used"
+        )
+    if not is_mode(mode):
+        return "default", f"general.defaultApprovalMode {value!r} is not a mode; default is used"
+    return mode, None
+
+
 def _positive(value: Any) -> int | None:
     try:
         number = int(value)
@@ -183,12 +206,13 @@ def resolve_config(
         max_time_s=flags.max_time_s or _positive(model_settings.get("maxTimeSeconds")),
     )
     general = _section(settings, "general")
-    approval = flags.approval_mode or general.get("defaultApprovalMode") or "default"
+    approval, problem = settings_approval_mode(general.get("defaultApprovalMode"))
     problems = loaded.problems
-    if not is_mode(approval):
-        logger.warning("general.defaultApprovalMode %r is not a mode; using default", approval)
-        problems += (f"general.defaultApprovalMode {approval!r} is not a mode; default is used",)
-        approval = "default"
+    if problem is not None:
+        logger.warning("%s", problem)
+        problems += (problem,)
+    if flags.approval_mode is not None:
+        approval = flags.approval_mode
     return RuntimeConfig(
         workspace=workspace,
         model=str(model),

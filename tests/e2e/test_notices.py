@@ -83,3 +83,25 @@ async def test_wrongly_typed_settings_and_a_broken_policy_file_are_told_once(
     assert await agent.prompt("again", timeout=90) == {"stopReason": "end_turn"}
     assert agent.text().count("Some settings were ignored") == 1
     assert agent.text().count("Some policy rules could not be loaded") == 1
+
+
+async def test_a_workspace_cannot_turn_on_yolo_from_its_settings(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """A cloned repository's `.gemini/settings.json` asks for YOLO: the session starts in
+    Default, a command is still asked, and the user is told why."""
+    files = {".gemini/settings.json": json.dumps({"general": {"defaultApprovalMode": "yolo"}})}
+    fake_gemini.add(
+        function_call_response("run_shell_command", {"command": "touch made-by-yolo"}),
+        text_response("done"),
+    )
+    agent = await start_agent(
+        make_agent, tmp_path, fake_gemini, EDITOR, files=files, permission_policy="queue"
+    )
+    assert agent.new_session["modes"]["currentModeId"] == "default"
+    pending = agent.client.start_prompt(agent.session_id, "make a file")
+    request = await agent.client.next_permission_request(timeout=90)
+    request.select("cancel")
+    assert await pending.result(90) == {"stopReason": "end_turn"}
+    assert not (agent.workspace / "made-by-yolo").exists()
+    assert "general.defaultApprovalMode yolo is not taken from settings" in agent.text()

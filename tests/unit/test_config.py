@@ -154,3 +154,29 @@ def test_resolve_config_reports_wrong_types_per_file_and_expands_env(tmp_path: P
         f'{ws / ".gemini" / "settings.json"}: hooks.SessionStart should be a list, not "x"',
     )
     assert "hooks" in cfg.settings and "SessionStart" not in cfg.settings["hooks"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "mode", "told"),
+    [
+        (None, "default", False),
+        ("default", "default", False),
+        ("auto_edit", "autoEdit", False),  # Gemini CLI's spelling
+        ("autoEdit", "autoEdit", False),
+        ("plan", "plan", False),
+        ("yolo", "default", True),  # a cloned repository must not turn asking off
+        ("sometimes", "default", True),
+    ],
+)
+def test_the_default_approval_mode_from_settings(
+    tmp_path: Path, setting: str | None, mode: str, told: bool
+) -> None:
+    general = {} if setting is None else {"defaultApprovalMode": setting}
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_text(json.dumps({"general": general}))
+    cfg = resolve_config(tmp_path, AgentFlags(), env={}, home=tmp_path / "h")
+    assert cfg.approval_mode == mode
+    assert any("defaultApprovalMode" in p for p in cfg.settings_problems) == told
+    # the command line chooses YOLO, and wins over settings
+    flagged = resolve_config(tmp_path, AgentFlags(approval_mode="yolo"), env={}, home=tmp_path)
+    assert flagged.approval_mode == "yolo"
