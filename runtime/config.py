@@ -125,11 +125,27 @@ def read_settings(path: Path, env: Mapping[str, str]) -> SettingsFile:
     return SettingsFile(data, tuple(f"{path}: {problem}" for problem in problems))
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def _merge(
+    base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Workspace settings over user settings, as Gemini CLI merges them: objects key by
+    key, except that an `mcpServers` entry is taken whole (a workspace `httpUrl` server
+    must not inherit a user `command`); the hook lists of an event run both (user's
+    first); `hooksConfig.disabled` is the union; any other value is replaced."""
     merged = dict(base)
     for key, value in over.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
+        here = (*path, key)
+        old = merged.get(key)
+        if path == ("mcpServers",):
+            merged[key] = value
+        elif len(here) == 2 and here[0] == "hooks" and isinstance(old, list):
+            merged[key] = [*old, *value] if isinstance(value, list) else value
+        elif here == ("hooksConfig", "disabled") and isinstance(old, list):
+            merged[key] = (
+                [*old, *(v for v in value if v not in old)] if isinstance(value, list) else value
+            )
+        elif isinstance(value, dict) and isinstance(old, dict):
+            merged[key] = _merge(old, value, here)
         else:
             merged[key] = value
     return merged

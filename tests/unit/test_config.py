@@ -180,3 +180,37 @@ def test_the_default_approval_mode_from_settings(
     # the command line chooses YOLO, and wins over settings
     flagged = resolve_config(tmp_path, AgentFlags(approval_mode="yolo"), env={}, home=tmp_path)
     assert flagged.approval_mode == "yolo"
+
+
+def test_user_and_workspace_settings_merge_as_gemini_cli_merges_them(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    user_hook = {"hooks": [{"type": "command", "command": "user-hook"}]}
+    ws_hook = {"hooks": [{"type": "command", "command": "ws-hook"}]}
+    _settings(
+        home,
+        {
+            "hooks": {"BeforeTool": [user_hook]},
+            "hooksConfig": {"disabled": ["a", "b"]},
+            "mcpServers": {"team": {"command": "run-team", "args": ["x"]}, "mine": {"url": "u"}},
+            "model": {"name": "user-model", "maxSessionTurns": 3},
+        },
+    )
+    _settings(
+        ws,
+        {
+            "hooks": {"BeforeTool": [ws_hook], "AfterTool": [ws_hook]},
+            "hooksConfig": {"disabled": ["b", "c"]},
+            "mcpServers": {"team": {"httpUrl": "https://team.example/mcp"}},
+            "model": {"name": "ws-model"},
+        },
+    )
+    settings = resolve_config(ws, AgentFlags(), env={}, home=home).settings
+    assert settings["hooks"]["BeforeTool"] == [user_hook, ws_hook]  # both run, user's first
+    assert settings["hooks"]["AfterTool"] == [ws_hook]
+    assert settings["hooksConfig"]["disabled"] == ["a", "b", "c"]
+    # a server entry is taken whole: the workspace's HTTP server inherits no command
+    assert settings["mcpServers"] == {
+        "team": {"httpUrl": "https://team.example/mcp"},
+        "mine": {"url": "u"},
+    }
+    assert settings["model"] == {"name": "ws-model", "maxSessionTurns": 3}
