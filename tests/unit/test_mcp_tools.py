@@ -231,3 +231,26 @@ def test_session_new_entries_become_runtime_configs() -> None:
         McpSseServer("events", "https://h/sse", ()),
     )
     assert agent_capabilities()["mcpCapabilities"] == {"http": True, "sse": True}
+
+
+def test_settings_servers_take_their_transport_from_the_entry(tmp_path: Path) -> None:
+    from runtime.tools.mcp.config import servers_from_settings
+
+    settings = {
+        "mcpServers": {
+            "local": {"command": "run-it", "args": ["a"], "cwd": "sub"},
+            "streamable": {"httpUrl": "https://h/mcp"},
+            "typed": {"url": "https://h/mcp", "type": "http", "headers": {"X-A": "1"}},
+            "events": {"url": "https://h/sse"},
+            "events-typed": {"url": "https://h/sse", "type": "sse"},
+            "nothing": {"trust": True},
+        }
+    }
+    kinds = {c.name: type(c) for c in servers_from_settings(settings, tmp_path)}
+    assert kinds == {
+        "local": McpStdioServer,
+        "streamable": McpHttpServer,
+        "typed": McpHttpServer,
+        "events": McpSseServer,
+        "events-typed": McpSseServer,
+    }

@@ -111,7 +111,8 @@ def servers_from_settings(
     settings: Mapping[str, Any], workspace: Path
 ) -> tuple[McpServerConfig, ...]:
     """Gemini CLI's `mcpServers`: `command`/`args`/`env`/`cwd` (stdio), `httpUrl`
-    (streamable HTTP) or `url` (SSE) with `headers`; bad entries are logged and skipped."""
+    (streamable HTTP) or `url` (SSE, or streamable HTTP with `type: "http"`) with
+    `headers`; bad entries are logged and skipped."""
     raw = settings.get("mcpServers")
     if not isinstance(raw, Mapping):
         return ()
@@ -136,6 +137,10 @@ def servers_from_settings(
         elif isinstance(entry.get("httpUrl"), str):
             out.append(
                 McpHttpServer(str(name), entry["httpUrl"], _pairs(entry.get("headers")), options)
+            )
+        elif isinstance(entry.get("url"), str) and entry.get("type") == "http":
+            out.append(
+                McpHttpServer(str(name), entry["url"], _pairs(entry.get("headers")), options)
             )
         elif isinstance(entry.get("url"), str):
             out.append(McpSseServer(str(name), entry["url"], _pairs(entry.get("headers")), options))
