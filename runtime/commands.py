@@ -14,17 +14,16 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runtime.errors import RuntimeAgentError
+from runtime.errors import RuntimeAgentError, ToolError
+from runtime.tools.builtin.memory import append_fact, memory_file
 from runtime.tools.policy.modes import MODES, is_mode
 
 if TYPE_CHECKING:
     from runtime.session import AgentSession
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*(?::[\w.-]+)?)(?:\s+(.*))?$", re.DOTALL)
-MEMORY_SECTION = "## Gemini Added Memories"
 
 
 @dataclass(frozen=True)
@@ -216,30 +215,14 @@ async def _memory(session: AgentSession, args: str) -> CommandOutcome:
         text = rest.strip()
         if not text:
             return CommandOutcome("Usage: `/memory add <text>`.")
-        path = session.config.home / ".gemini" / "GEMINI.md"
-        _add_memory(path, text)
+        path = memory_file(session.config.home)
+        try:
+            append_fact(path, text)
+        except (ToolError, OSError) as exc:
+            return CommandOutcome(f"Nothing was remembered: {exc}")
         prompt.reload()
         return CommandOutcome(f"Remembered in {path}: {text}")
     return CommandOutcome("Usage: `/memory show`, `/memory reload` or `/memory add <text>`.")
-
-
-def _add_memory(path: Path, text: str) -> None:
-    """Gemini CLI's save_memory layout: a bullet under `## Gemini Added Memories`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    current = path.read_text(encoding="utf-8") if path.is_file() else ""
-    entry = f"- {' '.join(text.split())}\n"
-    if MEMORY_SECTION in current:
-        head, _, tail = current.partition(MEMORY_SECTION)
-        body = tail.lstrip("\n")
-        current = f"{head}{MEMORY_SECTION}\n{entry}{body}"
-    else:
-        sep = (
-            ""
-            if not current or current.endswith("\n\n")
-            else ("\n" if current.endswith("\n") else "\n\n")
-        )
-        current = f"{current}{sep}{MEMORY_SECTION}\n{entry}"
-    path.write_text(current, encoding="utf-8")
 
 
 async def _stats(session: AgentSession, args: str) -> CommandOutcome:

@@ -69,6 +69,13 @@ class SessionLink:
     def announce_model(self, model: str) -> None:
         self.protocol.announce_model_change(model)
 
+    def memory_saved(self) -> None:
+        """`save_memory` wrote the user's GEMINI.md: the context files are read again, so
+        the next model request carries the fact."""
+        prompt = self.session.prompt
+        if prompt is not None:
+            prompt.reload()
+
     def request_stop(self, stop: StopRequest) -> None:
         self.protocol.request_stop(stop)
 
@@ -224,6 +231,7 @@ def build_scheduler(
     from runtime.host import HeadlessHost
     from runtime.services.secrets import allowlist_from
     from runtime.tools.base import ToolEnv
+    from runtime.tools.builtin.memory import MEMORY_SAVED_KEY, USER_HOME_KEY
     from runtime.tools.catalog import build_catalog
     from runtime.tools.io.commands import CommandRunner
     from runtime.tools.io.files import FileAccess
@@ -240,7 +248,10 @@ def build_scheduler(
         temp_dir=config.temp_dir,
         files=FileAccess(spec.host),
         commands=CommandRunner(spec.host, env_allowlist=allowlist),
+        extra={USER_HOME_KEY: config.home},
     )
+    if spec.system_prompt is None:  # a session whose prompt reads the context files
+        env.extra[MEMORY_SAVED_KEY] = link.memory_saved
     policy = PolicyEngine(
         workspace_root=config.workspace, user_home=config.home, plans_dir=config.temp_dir / "plans"
     )

@@ -426,6 +426,8 @@ class AdkAgentProtocol(AgentProtocol):
                     message=f"Agent execution {verb}: {why or 'no reason given'}",
                     code="HOOK_STOP" if verdict.stop else "HOOK_BLOCKED",
                 )
+                if verdict.stop:  # Gemini CLI keeps a stopped prompt in the history
+                    await self._keep_in_history(content)
                 return None
             if verdict.additional_context:
                 extra.append(verdict.additional_context)
@@ -435,6 +437,22 @@ class AdkAgentProtocol(AgentProtocol):
                 types.Part(text=f"<hook_context>{text}</hook_context>"),
             ]
         return content
+
+    async def _keep_in_history(self, content: types.Content) -> None:
+        """The user's message appended to the session without a model call (recorded, and
+        sent with the next prompt's history)."""
+        from google.adk.agents.invocation_context import new_invocation_context_id
+        from google.adk.events import Event
+
+        service = self._runner.session_service
+        session = await service.get_session(
+            app_name=self._runner.app_name, user_id=self._user_id, session_id=self._session_id
+        )
+        if session is None:
+            logger.warning("session %s is gone; the stopped prompt is not kept", self._session_id)
+            return
+        event = Event(invocation_id=new_invocation_context_id(), author="user", content=content)
+        await service.append_event(session, event)
 
     async def _after_agent(self, prompt: str, response: str, retrying: bool) -> str | None:
         """AfterAgent hooks (`stop_hook_active` on a retried turn): a deny's reason is

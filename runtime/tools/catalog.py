@@ -17,6 +17,7 @@ from runtime.tools.builtin.edit import ReplaceTool, WriteFileTool
 from runtime.tools.builtin.glob import GlobTool
 from runtime.tools.builtin.grep import GrepSearchTool
 from runtime.tools.builtin.many_files import ReadManyFilesTool
+from runtime.tools.builtin.memory import SaveMemoryTool
 from runtime.tools.builtin.plan import ExitPlanModeTool
 from runtime.tools.builtin.read import ListDirectoryTool, ReadFileTool
 from runtime.tools.builtin.shell import RunShellCommandTool
@@ -41,6 +42,7 @@ def build_catalog(*, include_web_fetch: bool = True) -> dict[str, GcliTool]:
         ReplaceTool(),
         RunShellCommandTool(),
         WriteTodosTool(),
+        SaveMemoryTool(),
         ExitPlanModeTool(),
     ]
     if include_web_fetch:

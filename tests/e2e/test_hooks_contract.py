@@ -14,6 +14,7 @@ import pytest
 
 from tests.e2e.acp_client import reject_once
 from tests.e2e.test_hooks import calls, group, hook
+from tests.e2e.test_sessions import another_process, contents_text
 from tests.e2e.tools_harness import (
     EDITOR,
     MakeAgent,
@@ -251,3 +252,37 @@ async def test_continue_false_from_any_event_ends_the_turn_cleanly_with_its_reas
         assert agent.client.permission_requests == []  # stopped before any approval
     # the session still serves the next prompt
     assert await agent.prompt("again", timeout=90) == {"stopReason": "end_turn"}
+
+
+async def test_a_before_agent_stop_keeps_the_prompt_in_the_history_and_the_record(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """Gemini CLI adds a prompt a BeforeAgent hook stopped to the chat: the next request
+    carries it, and a load in a new process shows it."""
+    stopper = tmp_path / "freeze.py"
+    stopper.write_text(  # stops the prompts that mention the freeze, lets the others pass
+        "import json, sys\n"
+        "data = json.load(sys.stdin)\n"
+        f"answer = {json.dumps(STOP)!r} if 'freeze' in data['prompt'] else ''\n"
+        "sys.stdout.write(answer)\n"
+    )
+    write_settings(tmp_path, {"BeforeAgent": [group(f"python3 {stopper}")]})
+    fake_gemini.add(text_response("Noted the freeze."))
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    assert await agent.prompt("deploy despite the freeze", timeout=90) == {"stopReason": "end_turn"}
+    assert "Agent execution stopped: Freeze in effect." in agent.text()
+    assert fake_gemini.generate_requests == []  # the model was not called
+
+    assert await agent.prompt("what did I ask?", timeout=90) == {"stopReason": "end_turn"}
+    [request] = fake_gemini.generate_requests
+    assert contents_text(request) == [
+        ("user", "deploy despite the freeze"),
+        ("user", "what did I ask?"),
+    ]
+
+    client = await another_process(make_agent, agent)
+    await client.load_session(agent.session_id, agent.workspace)
+    replayed = [
+        u["content"]["text"] for u in client.updates(agent.session_id, "user_message_chunk")
+    ]
+    assert replayed == ["deploy despite the freeze", "what did I ask?"]

@@ -2,7 +2,7 @@
 
 | priority | rule | modes |
 |---|---|---|
-| 10 | write_file, replace, run_shell_command, web_fetch → ask_user | all |
+| 10 | write_file, replace, run_shell_command, web_fetch, save_memory → ask_user | all |
 | 15 | write_file, replace → allow | autoEdit |
 | 50 | read-only tools → allow | all |
 | 60 | everything → deny (plan mode is read-only) | plan |
@@ -35,7 +35,7 @@ READ_ONLY_TOOLS: tuple[str, ...] = (
     "read_mcp_resource",
 )
 EDIT_TOOLS: tuple[str, ...] = ("write_file", "replace")
-ASKING_TOOLS: tuple[str, ...] = (*EDIT_TOOLS, SHELL_TOOL_NAME, "web_fetch")
+ASKING_TOOLS: tuple[str, ...] = (*EDIT_TOOLS, SHELL_TOOL_NAME, "web_fetch", "save_memory")
 
 PLAN_MODE_DENY_MESSAGE = (
     "Plan mode is read-only: edits and commands are not allowed. "
