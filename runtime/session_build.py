@@ -302,6 +302,9 @@ def build_mcp(
     configs = merged_servers(
         spec.mcp_servers, servers_from_settings(spec.config.settings, spec.config.workspace)
     )
+    allowed = None if spec.tool_names is None else frozenset(spec.tool_names)
+    if allowed is not None:  # a subagent starts only the servers whose tools it names
+        configs = tuple(c for c in configs if _names_a_tool_of(allowed, c.name))
     if not configs:
         return None
     from runtime.tools.mcp.client import McpServers
@@ -315,7 +318,18 @@ def build_mcp(
         configs, cwd=spec.config.workspace, prompt_wait=prompt_wait(spec.config.env)
     )
     servers.on_ready = link.commands_changed
-    return GcliMcpToolset(servers, scheduler=lambda: scheduler, notice=link.notice, mode=link.mode)
+    return GcliMcpToolset(
+        servers, scheduler=lambda: scheduler, notice=link.notice, mode=link.mode, allowed=allowed
+    )
+
+
+def _names_a_tool_of(names: frozenset[str], server: str) -> bool:
+    """Whether a subagent's tool list names one of `server`'s tools (or a resource tool)."""
+    from runtime.tools.mcp.resources import LIST_TOOL, READ_TOOL
+    from runtime.tools.mcp.toolset import mcp_tool_name
+
+    prefix = mcp_tool_name(server, "")
+    return bool(names & {LIST_TOOL, READ_TOOL}) or any(n.startswith(prefix) for n in names)
 
 
 def build_plugins(

@@ -121,3 +121,41 @@ async def test_cancel_during_a_subagent(
     await asyncio.sleep(0.2)
     assert await agent.prompt("again") == {"stopReason": "end_turn"}
     assert agent.text().endswith("after the cancel")
+
+
+async def test_a_subagent_is_offered_only_the_mcp_tools_it_names(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """A settings MCP server is not every subagent's: one naming no MCP tool is offered
+    none (its session starts no server), one naming a tool gets that tool only."""
+    import json
+
+    from tests.e2e.test_mcp_settings import server_settings
+
+    reader = REVIEWER.replace("name: reviewer", "name: reader").replace(
+        "tools: [read_file, write_file]", "tools: [read_file]"
+    )
+    echoer = REVIEWER.replace("name: reviewer", "name: echoer").replace(
+        "tools: [read_file, write_file]", "tools: [mcp_demo_echo]"
+    )
+    settings = {"mcpServers": {"demo": server_settings(trust=True)}}
+    files = {
+        ".gemini/settings.json": json.dumps(settings),
+        **agents({"reader.md": reader, "echoer.md": echoer}),
+    }
+    fake_gemini.add(
+        function_call_response("reader", {"task": "look around"}),
+        function_call_response("complete_task", {"result": "nothing"}),
+        function_call_response("echoer", {"task": "say hi"}),
+        function_call_response("mcp_demo_echo", {"text": "hi"}),
+        function_call_response("complete_task", {"result": "echoed"}),
+        text_response("Both done."),
+    )
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR, files=files)
+    assert await agent.prompt("use both helpers", timeout=120) == {"stopReason": "end_turn"}
+    main_first, reader_first, _, echoer_first, echoer_second, _ = fake_gemini.generate_requests
+    assert "mcp_demo_echo" in main_first.function_declaration_names
+    assert sorted(reader_first.function_declaration_names) == ["complete_task", "read_file"]
+    assert sorted(echoer_first.function_declaration_names) == ["complete_task", "mcp_demo_echo"]
+    [echoed] = function_responses(echoer_second)
+    assert echoed["response"]["output"] == "hi"

@@ -235,10 +235,12 @@ class GcliMcpToolset(BaseToolset):
         scheduler: Callable[[], Scheduler],
         notice: Callable[[str], None],
         mode: Callable[[], str] | None = None,
+        allowed: frozenset[str] | None = None,
     ) -> None:
         super().__init__()
         self.servers = servers
         self._mode = mode
+        self._allowed = allowed  # a subagent: only the tools its definition names
         self._scheduler = scheduler
         self._notice = notice
         self._lock = asyncio.Lock()
@@ -257,9 +259,12 @@ class GcliMcpToolset(BaseToolset):
             ):
                 self._tools = await self._reload()
         self.flush_notices()
+        tools = self._tools
+        if self._allowed is not None:
+            tools = [t for t in tools if t.name in self._allowed]
         if self._mode is not None and self._mode() == "plan":
-            return [t for t in self._tools if _read_only(t)]
-        return self._tools
+            return [t for t in tools if _read_only(t)]
+        return tools
 
     def flush_notices(self) -> None:
         """Shows the user what went wrong with servers since the last time (each once)."""
