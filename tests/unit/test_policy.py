@@ -357,6 +357,27 @@ def test_parse_rules_accepts_strings_or_lists() -> None:
     assert shell_only.tool_name == ("run_shell_command",)
 
 
+def test_a_rule_with_conditions_we_cannot_check_is_widened_only_toward_safety() -> None:
+    text = (
+        '[[rule]]\ntoolName = "run_shell_command"\ndecision = "deny"\ninteractive = false\n'
+        '[[rule]]\ntoolName = "write_file"\ndecision = "ask_user"\nsubagent = "x"\n'
+        '[[rule]]\ntoolName = "read_file"\ndecision = "allow"\ninteractive = true\n'
+    )
+    loaded = parse_rules(text, tier=3, source="t")
+    # the deny and the ask apply more widely; the allow is not applied at all
+    assert [(r.tool_name, r.decision) for r in loaded.rules] == [
+        (("run_shell_command",), "deny"),
+        (("write_file",), "ask_user"),
+    ]
+    assert len(loaded.errors) == 3
+    assert "applied without them" in loaded.errors[0] and "interactive" in loaded.errors[2]
+    # an unknown key (a typo) still skips the rule, deny or not
+    typo = parse_rules(
+        '[[rule]]\ntoolName = "glob"\ncolour = "red"\ndecision = "deny"\n', tier=3, source="t"
+    )
+    assert typo.rules == () and "unknown keys colour" in typo.errors[0]
+
+
 def test_plan_mode_runs_only_read_only_mcp_tools_trust_or_not(workspace: Path) -> None:
     policy = engine(workspace)
     policy.allow_server("docs")  # `trust: true` in the settings

@@ -42,6 +42,10 @@ Decision = Literal["allow", "deny", "ask_user"]
 # When two rules have the same effective priority, the stricter decision wins.
 DECISION_SEVERITY: dict[Decision, int] = {"allow": 0, "ask_user": 1, "deny": 2}
 
+# Conditions of Gemini CLI's policy rules this engine does not evaluate.
+_UNCHECKED_CONDITIONS = frozenset(
+    {"interactive", "subagent", "toolAnnotations", "allowRedirection"}
+)
 _TOML_KEYS = frozenset(
     {
         "toolName",
@@ -230,7 +234,16 @@ def parse_rules(text: str, *, tier: int, source: str) -> LoadedRules:
             errors.append(f"{source}: rule {index} is not a table")
             continue
         unknown = sorted(set(table) - _TOML_KEYS)
-        if unknown:
+        unchecked = [key for key in unknown if key in _UNCHECKED_CONDITIONS]
+        if unchecked and unchecked == unknown and table.get("decision") in ("deny", "ask_user"):
+            # Gemini CLI's conditions we cannot check only narrow a rule: a deny or an ask
+            # without them applies more widely, the safe side; an allow is never widened.
+            errors.append(
+                f"{source}: rule {index}: conditions {', '.join(unchecked)} are not "
+                "supported; applied without them (it denies or asks more widely)"
+            )
+            table = {key: value for key, value in table.items() if key not in unchecked}
+        elif unknown:
             errors.append(f"{source}: rule {index}: unknown keys {', '.join(unknown)}")
             continue
         try:
