@@ -6,7 +6,7 @@ matches over `event.type` ends in `assert_never`, so a new kind fails the type
 check instead of vanishing.
 
 Port of Gemini CLI's `core/src/agent/types.ts` (see
-`shared/reference/legacy-behaviors.md` §1).
+`docs/gemini-cli-behaviours.md#agentprotocol-and-events`).
 """
 
 from __future__ import annotations

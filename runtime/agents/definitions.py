@@ -1,4 +1,4 @@
-"""Subagent definitions (design Phase B: AgentDescriptor; legacy-behaviors §9).
+"""Subagent definitions (design Phase B: AgentDescriptor).
 
 Markdown files with YAML front matter, in `~/.gemini/agents/*.md` and
 `<workspace>/.gemini/agents/*.md` (the workspace's win on a name clash):

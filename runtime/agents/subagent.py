@@ -1,6 +1,6 @@
 """SubagentTool and the local subagent executor (design Phase B: a subagent is a tool of
 the main agent whose invocation runs its own AdkAgentProtocol session, made by the
-session factory; legacy-behaviors §9).
+session factory).
 
 The subagent gets its definition's system prompt, only its definition's tools plus the
 mandatory terminator `complete_task(result)`, turn and time limits (no loop

@@ -1,7 +1,7 @@
 """ModelAvailabilityService: which models may be called right now.
 
-Port of Gemini CLI's availability state machine (`reference/legacy-behaviors.md`
-§2). A map model → health state and nothing else; no configuration inside.
+Port of Gemini CLI's availability state machine (`docs/gemini-cli-behaviours.md#availability`).
+A map model → health state and nothing else; no configuration inside.
 
 - `terminal{reason}`: unavailable. A `capacity` terminal state clears itself
   `CAPACITY_RECOVERY_MS` after it was set (measured with the injected clock).

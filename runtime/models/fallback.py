@@ -1,6 +1,6 @@
 """What to do when a model has failed for good: switch models, ask the user, or stop.
 
-Port of Gemini CLI's `handleFallback` (`reference/legacy-behaviors.md` §2).
+Port of Gemini CLI's `handleFallback` (`docs/gemini-cli-behaviours.md#fallback`).
 `handle_fallback` decides and applies the availability transition of the
 failed model; the caller applies the rest of the decision (session model,
 availability reset, sequence model) because it owns the session:

@@ -1,6 +1,6 @@
 """Model ids, aliases and the fallback policy chains.
 
-Port of Gemini CLI's policy catalog (`reference/legacy-behaviors.md` §2). A
+Port of Gemini CLI's policy catalog (`docs/gemini-cli-behaviours.md#policy-chains`). A
 chain is an ordered list of `ModelPolicy`: what to do when that model fails,
 per failure kind (`action`: ask the user or switch silently; `state`: how the
 availability service marks the failed model).

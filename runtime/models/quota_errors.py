@@ -1,7 +1,7 @@
 """Classification of model-call errors into quota, capacity and not-found kinds.
 
 Port of the behaviour of Gemini CLI's Google quota error classification (see
-`reference/legacy-behaviors.md` §2). `classify_error` takes whatever the
+`docs/gemini-cli-behaviours.md#error-classification`). `classify_error` takes whatever the
 ContentGenerator raised (a `google.genai.errors.APIError`, or any exception)
 and returns one of the typed errors below, or the original error when none
 applies. The typed errors are `ModelError`s so they can leave the engine as

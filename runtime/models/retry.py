@@ -1,6 +1,6 @@
 """Retry with backoff around one model call, with the quota fallback hook.
 
-Port of Gemini CLI's `retryWithBackoff` (`reference/legacy-behaviors.md` §2).
+Port of Gemini CLI's `retryWithBackoff` (`docs/gemini-cli-behaviours.md#retry`).
 The call is a zero-argument closure: on a fallback it is simply called again,
 and it re-reads the session's active model itself. Sleeping, jitter and abort
 are injected so tests never wait:

@@ -1,6 +1,6 @@
 """Model routing: which concrete model serves the next model call.
 
-Port of Gemini CLI's ModelRouterService (`reference/legacy-behaviors.md` §3):
+Port of Gemini CLI's ModelRouterService (`docs/gemini-cli-behaviours.md#routing`):
 a composite of strategies, the first decision wins, a strategy that raises is
 skipped, and if no strategy decides the configured model is used.
 

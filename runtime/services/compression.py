@@ -1,4 +1,4 @@
-"""ChatCompressionService (design: ChatCompressionService; legacy-behaviors §8).
+"""ChatCompressionService (design: ChatCompressionService).
 
 When the last prompt's tokens reach `threshold` × the model's context window
 (0.5 by default; `model.compressionThreshold` in settings, as in Gemini CLI), or on

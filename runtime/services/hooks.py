@@ -1,4 +1,4 @@
-"""The hook runner (Gemini CLI hooks, legacy-behaviors §6): command hooks of the
+"""The hook runner (Gemini CLI hooks, `docs/gemini-cli-behaviours.md#hooks`): command hooks of the
 settings' `hooks` object, for every event.
 
 Settings: `hooks: {<Event>: [{matcher?, sequential?, hooks: [{type: "command",

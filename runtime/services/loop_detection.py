@@ -1,6 +1,6 @@
 """LoopDetectionService: notices when the model repeats itself, nudges once, then stops it.
 
-Port of Gemini CLI's loop detection (`reference/legacy-behaviors.md` §4). Three
+Port of Gemini CLI's loop detection. Three
 detectors feed one strike counter:
 
 - tool calls: the same call 5 times in a row, or a cycle of 2..5 calls repeated

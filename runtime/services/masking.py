@@ -1,6 +1,6 @@
 """ToolOutputMaskingService: replaces old, bulky tool outputs in the history by a preview.
 
-Port of Gemini CLI's tool output masking (`reference/legacy-behaviors.md` §5).
+Port of Gemini CLI's tool output masking (`docs/gemini-cli-behaviours.md#tool-output-masking`).
 Before each model call the request history is scanned from the newest tool
 output backwards, skipping the latest content (the current turn). The first
 50 000 tokens of tool output stay untouched; everything older is prunable,

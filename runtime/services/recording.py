@@ -1,5 +1,5 @@
 """ChatRecordingService and the session store (design: ChatRecordingService; see
-`shared/reference/legacy-behaviors.md` §8 for the ConversationRecord shape).
+`docs/gemini-cli-behaviours.md#conversation-record` for the ConversationRecord shape).
 
 One JSONL file per session, append-only, in Gemini CLI's ConversationRecord shape:
 line 1 is the metadata (`sessionId`, `projectHash`, `startTime`, `lastUpdated`,

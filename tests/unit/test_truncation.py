@@ -1,4 +1,4 @@
-"""Per-call truncation of large tool output (legacy §5)."""
+"""Per-call truncation of large tool output (`docs/gemini-cli-behaviours.md#truncation`)."""
 
 from __future__ import annotations
 

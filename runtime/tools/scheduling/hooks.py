@@ -1,4 +1,4 @@
-"""BeforeTool / AfterTool hook slots of the scheduler (Gemini CLI hooks, legacy §6).
+"""BeforeTool / AfterTool hook slots of the scheduler (Gemini CLI hooks).
 
 `ToolHooks` is what the scheduler calls around every tool call; `NoToolHooks`
 does nothing. `CommandToolHooks` runs the `hooks.BeforeTool` / `hooks.AfterTool`
