@@ -1,3 +1,4 @@
+// @ts-check
 // The chat view's script: renders the host's operations (upsert / append / state),
 // the composer with slash-command and @-mention completion, and answers permission
 // cards. All text goes in through textContent or the escaping Markdown renderer.
@@ -5,14 +6,21 @@
   "use strict";
   const vscode = acquireVsCodeApi();
   const md = window.AdkMarkdown;
-  const $ = (id) => document.getElementById(id);
+  /** An element of the page's fixed skeleton (chatView.ts writes it). */
+  const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
   const transcript = $("transcript");
-  const input = $("input");
+  const input = /** @type {HTMLTextAreaElement} */ ($("input"));
   const popup = $("popup");
   const mentionsEl = $("mentions");
   const stopButton = $("stop");
-  const sendButton = $("send");
+  const sendButton = /** @type {HTMLButtonElement} */ ($("send"));
   const stateEl = $("state");
+
+  /** @typedef {{ label: string, description: string, value?: string, mention?: Webview.Mention }} PopupEntry */
+  /** @typedef {{ kind: "command" | "mention", start: number, entries: PopupEntry[], index: number, requestId?: number }} PopupState */
+
+  /** The text of an item that has one (the transcript only streams into those). */
+  const textOf = (/** @type {Webview.Item} */ item) => /** @type {{ text: string }} */ (item).text;
 
   const store = window.AdkTranscript.createTranscript({
     reset: () => {
@@ -29,16 +37,29 @@
       renderHeader();
     },
   });
+  /** @type {Set<string>} */
   const dirty = new Set();
   let frame = 0;
+  /** @type {Webview.HeaderState} */
   let header = { configOptions: [], commands: [], usage: null, title: null, busy: false, status: "idle" };
   let running = false;
+  /** @type {Webview.Mention[]} */
   let mentions = [];
-  let popupState = null; // {kind: "command"|"mention", start, entries, index}
+  /** @type {PopupState | null} */
+  let popupState = null;
   let searchCounter = 0;
+  /** @type {string | null} */
   let pendingRendered = null;
+  /** @type {{ receivedAt?: number, sentAt?: number }} */
   let turnTiming = {};
 
+  /**
+   * @template {keyof HTMLElementTagNameMap} K
+   * @param {K} tag
+   * @param {string} [className]
+   * @param {string} [text]
+   * @returns {HTMLElementTagNameMap[K]}
+   */
   function el(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
@@ -50,6 +71,7 @@
     return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
   }
 
+  /** @param {string} id */
   function schedule(id) {
     dirty.add(id);
     if (!frame) frame = requestAnimationFrame(flush);
@@ -69,7 +91,7 @@
     const now = Date.now();
     for (const entry of drawn) {
       entry.drawnAt = now;
-      entry.drawnLength = entry.item.text.length;
+      entry.drawnLength = textOf(entry.item).length;
     }
     dirty.clear();
     if (stick) transcript.scrollTop = transcript.scrollHeight;
@@ -77,23 +99,26 @@
   }
 
   function checkRendered() {
+    if (pendingRendered === null) return;
     const entry = store.get(pendingRendered);
     if (!entry || dirty.has(pendingRendered)) return;
     // The answer became fully visible when its final text was drawn, which may be before
     // the webview learnt (from the turn's end) that it was final.
-    const complete = entry.drawnLength === entry.item.text.length && entry.drawnAt;
-    vscode.postMessage({ type: "rendered", id: pendingRendered, length: entry.item.text.length, at: complete || Date.now(),
+    const complete = entry.drawnLength === textOf(entry.item).length && entry.drawnAt;
+    vscode.postMessage({ type: "rendered", id: pendingRendered, length: textOf(entry.item).length, at: complete || Date.now(),
       receivedAt: turnTiming.receivedAt, sentAt: turnTiming.sentAt });
     pendingRendered = null;
   }
 
+  /** @param {string} path @param {number | null | undefined} line */
   function openLink(path, line) {
     vscode.postMessage({ type: "open", path: path, line: line });
   }
 
+  /** @param {Webview.TranscriptEntry} entry */
   function draw(entry) {
     const item = entry.item;
-    const node = entry.el;
+    const node = /** @type {HTMLElement} */ (entry.el);
     switch (item.kind) {
       case "user":
         node.textContent = item.text;
@@ -187,7 +212,9 @@
     }
   }
 
+  /** @param {Webview.Item} item */
   function create(item) {
+    /** @type {HTMLElement} */
     let node;
     if (item.kind === "thought") {
       node = el("details", "item thought");
@@ -200,6 +227,7 @@
     return node;
   }
 
+  /** @param {Webview.TranscriptEntry} entry */
   function upsert(entry) {
     const item = entry.item;
     if (item.kind === "agent" || item.kind === "thought") schedule(item.id);
@@ -208,7 +236,7 @@
       draw(entry);
       if (stick) transcript.scrollTop = transcript.scrollHeight;
       if (item.kind === "permission" && !item.answered) {
-        const first = entry.el.querySelector("button");
+        const first = /** @type {HTMLElement} */ (entry.el).querySelector("button");
         if (first && document.activeElement !== input) first.focus();
       }
     }
@@ -245,6 +273,7 @@
     document.body.dataset.status = header.status;
   }
 
+  /** @param {boolean} value */
   function setRunning(value) {
     running = value;
     stopButton.hidden = !value;
@@ -270,6 +299,7 @@
     });
   }
 
+  /** @param {Webview.Mention} mention */
   function addMention(mention) {
     if (!mentions.some((m) => m.kind === mention.kind && m.path === mention.path && m.label === mention.label)) {
       mentions.push(mention);
@@ -284,6 +314,7 @@
     input.removeAttribute("aria-activedescendant");
   }
 
+  /** @param {PopupState} state */
   function showPopup(state) {
     popupState = state;
     popup.textContent = "";
@@ -306,7 +337,7 @@
     });
     popup.hidden = false;
     input.setAttribute("aria-activedescendant", "popup-" + state.index);
-    const selected = popup.children[state.index];
+    const selected = /** @type {Element | undefined} */ (popup.children[state.index]);
     if (selected && selected.scrollIntoView) selected.scrollIntoView({ block: "nearest" });
   }
 
@@ -316,10 +347,11 @@
     const entry = state.entries[state.index];
     const caret = input.selectionStart;
     if (state.kind === "command") {
-      input.value = "/" + entry.value + " " + input.value.slice(caret);
-      input.selectionStart = input.selectionEnd = entry.value.length + 2;
+      const value = /** @type {string} */ (entry.value);
+      input.value = "/" + value + " " + input.value.slice(caret);
+      input.selectionStart = input.selectionEnd = value.length + 2;
     } else {
-      addMention(entry.mention);
+      addMention(/** @type {Webview.Mention} */ (entry.mention));
       input.value = input.value.slice(0, state.start) + input.value.slice(caret);
       input.selectionStart = input.selectionEnd = state.start;
     }
@@ -399,7 +431,9 @@
 
   // Files dragged in (from the explorer or an editor tab; VS Code hands them to a webview
   // while Shift is held) become @-mentions.
+  /** @param {DataTransfer} transfer */
   function droppedUris(transfer) {
+    /** @type {string[]} */
     const uris = [];
     for (const type of ["application/vnd.code.uri-list", "text/uri-list"]) {
       const text = transfer.getData(type);
@@ -425,11 +459,11 @@
   document.addEventListener("drop", (event) => {
     event.preventDefault();
     delete document.body.dataset.dragging;
-    const uris = droppedUris(event.dataTransfer);
+    const uris = droppedUris(/** @type {DataTransfer} */ (event.dataTransfer));
     if (uris.length) vscode.postMessage({ type: "dropped", uris: uris });
   });
 
-  window.addEventListener("message", (event) => {
+  window.addEventListener("message", (/** @type {MessageEvent<Webview.ToView>} */ event) => {
     const message = event.data;
     switch (message.type) {
       case "ops":
@@ -447,6 +481,7 @@
         break;
       case "files": {
         if (!popupState || popupState.kind !== "mention" || popupState.requestId !== message.requestId) break;
+        /** @type {PopupEntry[]} */
         const entries = [];
         if (message.selection) entries.push({ label: "@selection", description: message.selection.label, mention: message.selection });
         for (const file of message.files) entries.push({ label: file.label, description: "", mention: { kind: "file", path: file.path, label: file.label } });

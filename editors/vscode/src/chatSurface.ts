@@ -4,10 +4,10 @@
 // The VS Code side is injected (SurfaceHost).
 
 import { AgentNotInstalled, UntrustedWorkspace } from "./agentCommand";
-import { ChatModel, type Op } from "./chatModel";
+import { ChatModel, type HeaderState, type Op } from "./chatModel";
 import type { ToView } from "./messages";
 
-export type Status = "idle" | "thinking" | "waiting for approval" | "starting" | "stopped";
+export type Status = HeaderState["status"];
 
 export interface Log {
   info(message: string): void;
