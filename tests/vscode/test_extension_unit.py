@@ -91,6 +91,8 @@ def test_extension_unit_tests_and_package(tmp_path: Path) -> None:
         "extension/media/chat.css",
         "extension/media/markdown.js",
         "extension/media/transcript.js",
+        "extension/media/items.js",
+        "extension/media/composer.js",
         "extension/media/icon.png",
         "extension/LICENSE.txt",
         "extension/readme.md",

@@ -2,7 +2,7 @@
 // own shapes: the host (chatView.ts, commands.ts) and the webview (media/*.js, checked
 // with `// @ts-check` through src/webview.d.ts) both use these types.
 
-import type { HeaderState, Item, Op } from "./chatModel";
+import type { HeaderState, Item, Op } from "./chatItems";
 
 export type Mention =
   | { kind: "file"; path: string; label: string }
