@@ -15,7 +15,8 @@ that dies at start gives one clear message with its last stderr line. Issue 21: 
 usable input time and the first answer's time, printed; the crash notice and the answered
 permission cards survive the reload (restart and History) and the chat is never blank
 meanwhile; Add to Chat from the explorer and by a drop; the focus keybinding; Undo Last
-Agent Edit; a wrong setting named in a message.
+Agent Edit; a wrong setting named in a message. Issue 21.5: Add to Chat from the
+editor's context menu; no agent in an untrusted workspace until it is trusted.
 Screenshots go to test-artifacts/vscode/. The first run installs code-server into the
 test cache (minutes); later runs take ~40 s."""
 
@@ -29,6 +30,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -132,45 +134,68 @@ def _sleepers() -> list[int]:
     return pids
 
 
-def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+USER_SETTINGS: dict[str, Any] = {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": False,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "security.workspace.trust.enabled": False,
+    "telemetry.telemetryLevel": "off",
+    "extensions.ignoreRecommendations": True,
+    "extensions.autoUpdate": False,
+    "extensions.autoCheckUpdates": False,
+    "terminal.integrated.gpuAcceleration": "off",
+}
+
+
+def _agent_settings(script: Path) -> dict[str, Any]:
+    """The workspace's settings: `adk-acp` from this checkout with a scripted model."""
+    return {
+        "adkAcp.command": sys.executable,
+        "adkAcp.args": ["-m", "acp_server.cli", "--fake-responses", str(script)],
+        "adkAcp.env": {"PYTHONPATH": str(REPO)},
+    }
+
+
+@dataclass
+class Run:
+    """A code-server run: the driver's report, its output, the files it left."""
+
+    report: dict[str, Any]
+    driven: subprocess.CompletedProcess[str]
+    home: Path
+    metrics: Path
+
+
+def _run_in_code_server(
+    tmp_path: Path,
+    workspace: Path,
+    drive: dict[str, Any],
+    trusted: bool = True,
+    artifacts: Path = ARTIFACTS,
+) -> Run:
+    """Builds and installs the .vsix into a throw-away HOME, starts code-server on
+    `workspace` (workspace trust off, or on with the folder untrusted) and runs
+    drive.mjs with `drive` (plus url, chromium, workspace, shots, report); the
+    screenshots, report, metrics and logs go to `artifacts`."""
     node = node24()
     work = copy_extension(tmp_path / "ext", extension_modules(node))
     vsix = package_extension(node, work)
     tools = browser_tools(node)
     code_server = tools / "node_modules" / ".bin" / "code-server"
-
-    home, workspace, shots = tmp_path / "home", (tmp_path / "ws").resolve(), tmp_path / "shots"
-    for d in (home, workspace / ".vscode", shots):
-        d.mkdir(parents=True)
-    (workspace / "a.txt").write_text("alpha\n")
-    script = tmp_path / "model.jsonl"
-    _script(script)
-    (workspace / ".vscode" / "settings.json").write_text(
-        json.dumps(
-            {
-                "adkAcp.command": sys.executable,
-                "adkAcp.args": ["-m", "acp_server.cli", "--fake-responses", str(script)],
-                "adkAcp.env": {"PYTHONPATH": str(REPO)},
-            }
-        )
-    )
+    home, shots = tmp_path / "home", tmp_path / "shots"
     user = home / ".local" / "share" / "code-server" / "User"
-    user.mkdir(parents=True)
-    (user / "settings.json").write_text(
-        json.dumps(
-            {
-                "workbench.startupEditor": "none",
-                "workbench.tips.enabled": False,
-                "workbench.secondarySideBar.defaultVisibility": "hidden",
-                "security.workspace.trust.enabled": False,
-                "telemetry.telemetryLevel": "off",
-                "extensions.ignoreRecommendations": True,
-                "extensions.autoUpdate": False,
-                "extensions.autoCheckUpdates": False,
-                "terminal.integrated.gpuAcceleration": "off",
-            }
-        )
+    for d in (user, shots):
+        d.mkdir(parents=True)
+    # Untrusted: trust is on and the folder opens in restricted mode without a prompt.
+    trust = (
+        {}
+        if trusted
+        else {
+            "security.workspace.trust.enabled": True,
+            "security.workspace.trust.startupPrompt": "never",
+        }
     )
+    (user / "settings.json").write_text(json.dumps(USER_SETTINGS | trust))
     metrics = tmp_path / "metrics.jsonl"
     base = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
     base |= {
@@ -205,7 +230,7 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
                 "none",
                 "--disable-telemetry",
                 "--disable-update-check",
-                "--disable-workspace-trust",
+                *(["--disable-workspace-trust"] if trusted else []),
                 str(workspace),
             ],
             env=env,
@@ -226,13 +251,7 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
                     "workspace": str(workspace),
                     "shots": str(shots),
                     "report": str(report_path),
-                    "script": str(script),
-                    "fastWords": FAST_WORDS,
-                    "twoChunks": TWO_CHUNKS,
-                    "crashAgent": {
-                        "command": sys.executable,
-                        "args": ["-c", CRASHING_AGENT],
-                    },
+                    **drive,
                 }
             )
         )
@@ -251,20 +270,42 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
         except ProcessLookupError:
             pass
         server.wait(timeout=30)
-        if ARTIFACTS.exists():
-            shutil.rmtree(ARTIFACTS)
-        ARTIFACTS.mkdir(parents=True)
+        if artifacts.exists():
+            shutil.rmtree(artifacts)
+        artifacts.mkdir(parents=True)
         for shot in sorted(shots.glob("*.png")):
-            shutil.copyfile(shot, ARTIFACTS / shot.name)
+            shutil.copyfile(shot, artifacts / shot.name)
         acp_logs = sorted(home.glob(".local/share/code-server/logs/*/exthost*/*/adk-acp.log"))
         for extra in (report_path, metrics, log, *acp_logs[:1]):
             if extra.exists():
-                shutil.copyfile(extra, ARTIFACTS / extra.name)
+                shutil.copyfile(extra, artifacts / extra.name)
 
     assert report_path.exists(), driven.stdout[-3000:] + driven.stderr[-3000:]
     report = json.loads(report_path.read_text())
     assert report["errors"] == [], "\n".join(report["errors"]) + "\n" + driven.stderr[-2000:]
     assert driven.returncode == 0, driven.stderr[-3000:]
+    return Run(report, driven, home, metrics)
+
+
+def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace = (tmp_path / "ws").resolve()
+    (workspace / ".vscode").mkdir(parents=True)
+    (workspace / "a.txt").write_text("alpha\n")
+    script = tmp_path / "model.jsonl"
+    _script(script)
+    (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
+    run = _run_in_code_server(
+        tmp_path,
+        workspace,
+        {
+            "script": str(script),
+            "fastWords": FAST_WORDS,
+            "twoChunks": TWO_CHUNKS,
+            "crashAgent": {"command": sys.executable, "args": ["-c", CRASHING_AGENT]},
+        },
+    )
+    report, home, metrics = run.report, run.home, run.metrics
+    acp_logs = sorted(home.glob(".local/share/code-server/logs/*/exthost*/*/adk-acp.log"))
 
     # The diff was on screen while the files were still untouched; the approvals wrote them
     # through the editor (open, saved, no dirty tab) and the diff tabs closed.
@@ -342,9 +383,33 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert report["permissionsAfterRestart"] == report["permissionsLive"], report
     assert report["permissionsAfterHistory"] == report["permissionsLive"], report
     assert report["mentionFromExplorer"] and report["mentionFromDrop"], report
+    assert report["mentionFromEditorMenu"].startswith("@a.txt"), report
     assert report["focusKeybinding"] is True, report
     assert "adkAcp.args must be a list of strings" in report["settingsProblem"], report
     # Loose bounds that catch a regression without failing on a loaded CI machine.
     assert report["timings"]["open_ms"] < 15000, report["timings"]
     assert max(diffs) < 3000, diffs
     assert render < long_turn + 2000, (render, long_turn)
+
+
+def test_no_agent_in_an_untrusted_workspace(tmp_path: Path) -> None:
+    """Workspace trust on and the folder untrusted (restricted mode): the chat opens and
+    says why there is no agent, offering "Manage Workspace Trust"; no agent process
+    starts. Trusting the folder there starts it (the session's model picker appears)."""
+    workspace = (tmp_path / "ws").resolve()
+    (workspace / ".vscode").mkdir(parents=True)
+    script = tmp_path / "model.jsonl"
+    script.write_text(text("never asked") + "\n")
+    (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
+    run = _run_in_code_server(
+        tmp_path,
+        workspace,
+        {"scenario": "untrusted", "script": str(script)},
+        trusted=False,
+        artifacts=REPO / "test-artifacts" / "vscode-untrusted",
+    )
+    report = run.report
+    assert "This workspace is not trusted" in report["untrustedNotice"], report
+    assert "Manage Workspace Trust" in report["untrustedActions"], report
+    assert report["agentsWhileUntrusted"] == 0, report
+    assert report["agentsAfterTrust"] == 1, report

@@ -1,8 +1,10 @@
-"""The VS Code extension's own tests, in plain Node (no VS Code): a strict type check,
-the unit tests of its client logic (permissions and diff documents, fs and terminal
-handlers, the chat's update model, Markdown escaping, command resolution, redaction)
-and its client side driven against the real agent with a scripted model, all on
-`node --test`; then the .vsix is packaged."""
+"""The VS Code extension's own tests, in plain Node (no VS Code): a strict type check
+(the extension, its tests and the webview's scripts against the shared message types),
+the unit tests of its client logic (the pieces of the extension on fakes of their VS
+Code side: supervisor, sessions and turns, approvals, editor I/O, commands; permissions
+and diff documents, fs and terminal handlers, the chat's update model, Markdown escaping,
+command resolution, redaction) and its client side driven against the real agent with a
+scripted model, all on `node --test`; then the .vsix is packaged."""
 
 from __future__ import annotations
 
@@ -91,6 +93,8 @@ def test_extension_unit_tests_and_package(tmp_path: Path) -> None:
         "extension/media/chat.css",
         "extension/media/markdown.js",
         "extension/media/transcript.js",
+        "extension/media/items.js",
+        "extension/media/composer.js",
         "extension/media/icon.png",
         "extension/LICENSE.txt",
         "extension/readme.md",

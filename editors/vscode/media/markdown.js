@@ -1,10 +1,12 @@
+// @ts-check
 // A small, safe Markdown renderer for the chat: every character of the input is
 // HTML-escaped before any markup is added, links are kept only for http(s) and file
 // URLs, and no raw HTML ever passes through. Used by the webview (global
 // `AdkMarkdown`) and by the unit tests (CommonJS).
-(function (root) {
+(/** @param {any} root the global object (the webview's window) */ function (root) {
   "use strict";
 
+  /** @param {unknown} text @returns {string} */
   function escapeHtml(text) {
     return String(text)
       .replace(/&/g, "&amp;")
@@ -14,6 +16,7 @@
       .replace(/'/g, "&#39;");
   }
 
+  /** @param {string} text @returns {string} */
   function unescapeHtml(text) {
     return text
       .replace(/&lt;/g, "<")
@@ -23,19 +26,22 @@
       .replace(/&amp;/g, "&");
   }
 
+  /** @param {string} url @returns {string | null} */
   function safeUrl(url) {
     const trimmed = url.trim();
     return /^(https?:|file:)/i.test(trimmed) ? trimmed : null;
   }
 
   // Inline markup on already-escaped text; code spans are cut out first so nothing inside them changes.
+  /** @param {string} escaped @returns {string} */
   function inline(escaped) {
+    /** @type {string[]} */
     const codes = [];
-    let text = escaped.replace(/`([^`\n]+)`/g, function (_, code) {
+    let text = escaped.replace(/`([^`\n]+)`/g, function (/** @type {string} */ _, /** @type {string} */ code) {
       codes.push("<code>" + code + "</code>");
       return "\u0000" + (codes.length - 1) + "\u0000";
     });
-    text = text.replace(/\[([^\]\n]+)\]\(((?:[^()\s]|\([^()\s]*\))+)\)/g, function (all, label, url) {
+    text = text.replace(/\[([^\]\n]+)\]\(((?:[^()\s]|\([^()\s]*\))+)\)/g, function (/** @type {string} */ all, /** @type {string} */ label, /** @type {string} */ url) {
       const href = safeUrl(unescapeHtml(url));
       if (!href) return label;
       return '<a href="' + escapeHtml(href) + '" title="' + escapeHtml(href) + '">' + label + "</a>";
@@ -44,24 +50,29 @@
     text = text.replace(/(^|[^*\w])\*([^*\n]+)\*(?!\w)/g, "$1<em>$2</em>");
     text = text.replace(/(^|[^_\w])_([^_\n]+)_(?!\w)/g, "$1<em>$2</em>");
     text = text.replace(/~~([^~\n]+)~~/g, "<del>$1</del>");
-    return text.replace(/\u0000(\d+)\u0000/g, function (_, i) {
+    return text.replace(/\u0000(\d+)\u0000/g, function (/** @type {string} */ _, /** @type {string} */ i) {
       return codes[Number(i)];
     });
   }
 
+  /** @param {string} markdown @returns {string} */
   function render(markdown) {
     const lines = String(markdown).replace(/\r\n?/g, "\n").split("\n");
+    /** @type {string[]} */
     const out = [];
+    /** @type {string[]} */
     let paragraph = [];
-    let list = null; // {tag, items}
+    /** @type {{ tag: string, items: string[] } | null} */
+    let list = null;
+    /** @type {string[]} */
     let quote = [];
 
     function flushParagraph() {
-      if (paragraph.length) out.push("<p>" + paragraph.map(function (l) { return inline(escapeHtml(l)); }).join("<br>") + "</p>");
+      if (paragraph.length) out.push("<p>" + paragraph.map(function (/** @type {string} */ l) { return inline(escapeHtml(l)); }).join("<br>") + "</p>");
       paragraph = [];
     }
     function flushList() {
-      if (list) out.push("<" + list.tag + ">" + list.items.map(function (i) { return "<li>" + inline(escapeHtml(i)) + "</li>"; }).join("") + "</" + list.tag + ">");
+      if (list) out.push("<" + list.tag + ">" + list.items.map(function (/** @type {string} */ i) { return "<li>" + inline(escapeHtml(i)) + "</li>"; }).join("") + "</" + list.tag + ">");
       list = null;
     }
     function flushQuote() {
@@ -111,7 +122,7 @@
           flushList();
           list = { tag: tag, items: [] };
         }
-        list.items.push((bullet || numbered)[1]);
+        list.items.push(/** @type {RegExpExecArray} */ (bullet || numbered)[1]);
         continue;
       }
       if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) {
@@ -130,6 +141,7 @@
     return out.join("");
   }
 
+  /** @type {Webview.MarkdownApi} */
   const api = { render: render, escapeHtml: escapeHtml };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.AdkMarkdown = api;

@@ -1,13 +1,21 @@
+// @ts-check
 // The webview's transcript state: folds the host's operations (reset / upsert / append /
 // state) into items, in order, and tells the view what to draw. No DOM here: chat.js
 // draws, and the extension's unit tests run this same code headless.
-(function (root) {
+(/** @param {any} root the global object (the webview's window) */ function (root) {
   "use strict";
 
+  /**
+   * @param {Webview.TranscriptView} view
+   * @returns {Webview.Transcript}
+   */
   function createTranscript(view) {
-    const entries = new Map(); // id -> {item, ...whatever the view keeps}
+    /** @type {Map<string, Webview.TranscriptEntry>} id -> {item, ...whatever the view keeps} */
+    const entries = new Map();
+    /** @type {string[]} */
     const order = [];
 
+    /** @param {Webview.Op[]} ops */
     function apply(ops) {
       for (const op of ops) {
         switch (op.op) {
@@ -32,7 +40,7 @@
           case "append": {
             const entry = entries.get(op.id);
             if (entry) {
-              entry.item.text += op.text;
+              /** @type {{ text: string }} */ (entry.item).text += op.text;
               view.appended(entry);
             }
             break;
@@ -47,10 +55,11 @@
     return {
       apply: apply,
       get: (id) => entries.get(id),
-      items: () => order.map((id) => entries.get(id).item),
+      items: () => order.map((id) => /** @type {Webview.TranscriptEntry} */ (entries.get(id)).item),
     };
   }
 
+  /** @type {Webview.TranscriptApi} */
   const api = { createTranscript: createTranscript };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.AdkTranscript = api;

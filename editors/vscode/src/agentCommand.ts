@@ -19,6 +19,15 @@ export class AgentNotInstalled extends Error {
   }
 }
 
+export class UntrustedWorkspace extends Error {
+  constructor() {
+    super(
+      "This workspace is not trusted, so adk-acp does not start its agent here (it reads, edits and runs commands). " +
+        "Trust the workspace (Manage Workspace Trust) to chat.",
+    );
+  }
+}
+
 export function resolveAgentCommand(options: {
   setting: string;
   args: readonly string[];

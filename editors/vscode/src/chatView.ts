@@ -68,7 +68,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       const read = (name: string): string => readFileSync(vscode.Uri.joinPath(media, name).fsPath, "utf8");
       this.assets = {
         css: read("chat.css").replace(/<\/style/gi, "<\\/style"),
-        scripts: ["markdown.js", "transcript.js", "chat.js"].map((n) => read(n).replace(/<\/script/gi, "<\\/script")),
+        scripts: ["markdown.js", "transcript.js", "items.js", "composer.js", "chat.js"].map((n) => read(n).replace(/<\/script/gi, "<\\/script")),
       };
     }
     const { css, scripts } = this.assets;

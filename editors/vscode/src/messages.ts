@@ -1,6 +1,8 @@
-// Messages between the extension host and the chat webview.
+// Messages between the extension host and the chat webview, and the webview script's
+// own shapes: the host (chatView.ts, commands.ts) and the webview (media/*.js, checked
+// with `// @ts-check` through src/webview.d.ts) both use these types.
 
-import type { Op } from "./chatModel";
+import type { HeaderState, Item, Op } from "./chatItems";
 
 export type Mention =
   | { kind: "file"; path: string; label: string }
@@ -25,3 +27,43 @@ export type FromView =
   | { type: "searchFiles"; requestId: number; query: string }
   | { type: "dropped"; uris: string[] }
   | { type: "rendered"; id: string; length: number; at: number; receivedAt?: number; sentAt?: number };
+
+/** The host as the webview's script sees it (`acquireVsCodeApi()`): it only sends FromView. */
+export interface WebviewApi {
+  postMessage(message: FromView): void;
+}
+
+/** One transcript item in the webview, with what the view keeps about its drawing. */
+export interface TranscriptEntry {
+  item: Item;
+  el?: HTMLElement;
+  /** When the item's text was last drawn, and how long it was then. */
+  drawnAt?: number;
+  drawnLength?: number;
+}
+
+/** What media/transcript.js tells the view to draw. */
+export interface TranscriptView {
+  reset(): void;
+  created(entry: TranscriptEntry): void;
+  changed(entry: TranscriptEntry): void;
+  appended(entry: TranscriptEntry): void;
+  state(state: Partial<HeaderState>): void;
+}
+
+/** media/transcript.js: the host's operations folded into items, in order. */
+export interface Transcript {
+  apply(ops: Op[]): void;
+  get(id: string): TranscriptEntry | undefined;
+  items(): Item[];
+}
+
+export interface TranscriptApi {
+  createTranscript(view: TranscriptView): Transcript;
+}
+
+/** media/markdown.js: the chat's escaping Markdown renderer. */
+export interface MarkdownApi {
+  render(markdown: string): string;
+  escapeHtml(text: string): string;
+}

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import type * as acp from "@agentclientprotocol/sdk";
 import { ChatModel, type Item, type Op } from "../src/chatModel";
-import type { ToView } from "../src/messages";
+import type { MarkdownApi, ToView, TranscriptApi } from "../src/messages";
 import { OpBatcher, type BatchTimer } from "../src/opBatcher";
 
 interface Entry {
@@ -21,10 +21,9 @@ interface Transcript {
 }
 const require = createRequire(__filename);
 const media = (name: string): string => join(__dirname, "..", "..", "media", name);
-const { createTranscript } = require(media("transcript.js")) as {
-  createTranscript(view: Record<string, (arg: never) => void>): Transcript;
-};
-const md = require(media("markdown.js")) as { render(text: string): string };
+// The webview's own scripts, typed as the webview declares them (src/messages.ts).
+const { createTranscript } = require(media("transcript.js")) as TranscriptApi;
+const md = require(media("markdown.js")) as MarkdownApi;
 
 /** A headless webview: the real transcript code; drawing = rendering the Markdown. */
 function headlessWebview(): { transcript: Transcript; drawn: Map<string, string> } {

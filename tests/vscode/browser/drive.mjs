@@ -2,7 +2,8 @@
 // playwright-core: the adk-acp extension's chat, an edit approved from the diff
 // editor, a command in a terminal, a 200-chunk answer, a cancel, and issue 21: exact
 // transcripts, the open time, notices and permission cards that survive a reload, Add to
-// Chat, the focus keybinding, Undo Last Agent Edit, settings checks.
+// Chat (explorer, editor, drop), the focus keybinding, Undo Last Agent Edit, settings
+// checks. With `scenario: "untrusted"`: no agent in an untrusted workspace until trusted.
 // Usage: node drive.mjs <config.json>   (config: url, chromium, workspace, shots, report)
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -95,20 +96,30 @@ async function palette(command) {
   await input.press("Enter");
 }
 
-try {
+async function openWorkspace() {
   await step("open the workspace", async () => {
     await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
     await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
     await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().waitFor({ timeout: 60000 });
     report.timings.workbench_ms = Date.now() - started;
   });
+}
+
+async function clickChatIcon() {
+  const icon = page.locator('.activitybar a[aria-label="adk-acp"], .activitybar .action-label[aria-label="adk-acp"]').first();
+  await icon.waitFor({ timeout: 30000 });
+  const clicked = Date.now();
+  report.timings.click_at = clicked;
+  await icon.click();
+  return clicked;
+}
+
+// The main scenario: a trusted workspace, the whole chat.
+async function mainScenario() {
+  await openWorkspace();
 
   await step("open the chat view", async () => {
-    const icon = page.locator('.activitybar a[aria-label="adk-acp"], .activitybar .action-label[aria-label="adk-acp"]').first();
-    await icon.waitFor({ timeout: 30000 });
-    const clicked = Date.now();
-    report.timings.click_at = clicked;
-    await icon.click();
+    const clicked = await clickChatIcon();
     // Usable: the input is on screen, enabled, and takes typing (the agent connects behind it).
     await chat.locator("#input:not([disabled])").waitFor({ timeout: 30000 });
     await chat.locator("#input").pressSequentially("x", { delay: 0 });
@@ -238,6 +249,24 @@ try {
     await shot("edit-applied");
   });
 
+  await step("Add to Chat from the editor's context menu", async () => {
+    const editor = page.locator(".editor-instance .monaco-editor .view-lines", { hasText: "beta" }).first();
+    await editor.click({ button: "right" });
+    const item = page.locator(".monaco-menu .action-menu-item", { hasText: /^Add to Chat$/ }).first();
+    await item.waitFor({ timeout: 15000 });
+    await item.hover();
+    await item.click();
+    const chip = chat.locator("#mentions .chip", { hasText: "a.txt" });
+    // A menu that opened while the machine was busy may take the click as a hover only.
+    if (!(await chip.waitFor({ timeout: 10000 }).then(() => true, () => false)) && (await item.isVisible())) {
+      await page.keyboard.press("Enter");
+    }
+    await chip.waitFor({ timeout: 30000 });
+    report.mentionFromEditorMenu = await chip.innerText();
+    await chat.locator("#mentions .chip button").first().click();
+    await chip.waitFor({ state: "detached", timeout: 15000 });
+  });
+
   await step("a command runs in a VS Code terminal", async () => {
     await prompt("run a command");
     await answerCard("Allow");
@@ -362,6 +391,40 @@ try {
     report.statusAfterFailure = await page.locator(".statusbar-item", { hasText: "adk-acp" }).first().innerText();
     await shot("cannot-start");
   });
+}
+
+// An untrusted workspace (restricted mode): the chat opens and says why there is no
+// agent, none is started; trusting the workspace starts it.
+async function untrustedScenario() {
+  await openWorkspace();
+
+  await step("no agent in an untrusted workspace", async () => {
+    await clickChatIcon();
+    const notice = chat.locator(".notice.error", { hasText: "not trusted" }).first();
+    await notice.waitFor({ timeout: 60000 });
+    report.untrustedNotice = await notice.innerText();
+    const toast = page.locator(".notification-toast", { hasText: "not trusted" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    report.untrustedActions = await toast.locator(".monaco-button").allInnerTexts();
+    await page.waitForTimeout(1000); // an agent started anyway would be up by now
+    report.agentsWhileUntrusted = (await agentPids()).length;
+    await shot("untrusted");
+  });
+
+  await step("trusting the workspace starts the agent", async () => {
+    await page.locator(".notification-toast .monaco-button", { hasText: "Manage Workspace Trust" }).first().click();
+    const trust = page.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust( Folder)?$/ }).first();
+    await trust.waitFor({ timeout: 30000 });
+    await trust.click();
+    // The grant starts a new chat: its session's model picker appears.
+    await chat.locator('select[data-category="model"]').waitFor({ timeout: 60000 });
+    report.agentsAfterTrust = (await agentPids()).length;
+    await shot("trusted");
+  });
+}
+
+try {
+  await (config.scenario === "untrusted" ? untrustedScenario() : mainScenario());
 } catch {
   // recorded in report.errors
 } finally {

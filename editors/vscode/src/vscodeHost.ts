@@ -1,0 +1,171 @@
+// The real VS Code side of each piece's host interface (the pieces themselves never
+// import "vscode", so `node --test` runs them against fakes). Thin: each member is one
+// VS Code API call or two.
+
+import * as childProcess from "node:child_process";
+import * as fs from "node:fs";
+import * as vscode from "vscode";
+import type { KeyHost } from "./apiKey";
+import type { ApprovalsHost } from "./approvals";
+import type { SurfaceHost } from "./chatSurface";
+import type { CommandHost } from "./commands";
+import type { EditorDocument, EditorHost } from "./editorIo";
+import type { Metric } from "./metrics";
+import type { SessionHost } from "./sessions";
+import { readSettings, type Settings } from "./settings";
+import { AgentProcess } from "./agentProcess";
+import type { SupervisorHost } from "./supervisor";
+
+/** The settings (checked); each problem is named, and its setting keeps the default. */
+export function currentSettings(): { settings: Settings; problems: string[] } {
+  const config = vscode.workspace.getConfiguration("adkAcp");
+  return readSettings((key) => config.get(key));
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+const folders = (): vscode.Uri[] => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri);
+const openFile = (p: string): vscode.TextDocument | undefined =>
+  vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === p);
+const openSettings = (): void => void vscode.commands.executeCommand("workbench.action.openSettings", "adkAcp");
+const setContext = (key: string, value: boolean): void => void vscode.commands.executeCommand("setContext", key, value);
+
+export function surfaceHost(log: vscode.LogOutputChannel, status: vscode.StatusBarItem): SurfaceHost {
+  return {
+    log,
+    showStatus: (text, tooltip) => {
+      status.text = text;
+      status.tooltip = tooltip;
+    },
+    setContext,
+    showError: (message, actions) => vscode.window.showErrorMessage(message, ...actions),
+    openSettings,
+    manageTrust: () => void vscode.commands.executeCommand("workbench.trust.manage"),
+  };
+}
+
+export function supervisorHost(keys: { get(): PromiseLike<string | undefined> }, metric: Metric): SupervisorHost {
+  return {
+    isTrusted: () => vscode.workspace.isTrusted,
+    settings: currentSettings,
+    workspaceFolders: () => folders().map((u) => u.fsPath),
+    cwd: () => folders().find((u) => u.scheme === "file")?.fsPath,
+    apiKey: async () => keys.get(),
+    env: process.env,
+    isExecutable,
+    launch: (options) => new AgentProcess({ ...options, spawn: (c, a, o) => childProcess.spawn(c, a, o) }),
+    showError: (message, actions) => vscode.window.showErrorMessage(message, ...actions),
+    showWarning: (message) => void vscode.window.showWarningMessage(message),
+    metric,
+    now: () => Date.now(),
+    pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  };
+}
+
+export function sessionHost(ask: () => Promise<boolean>, metric: Metric): SessionHost {
+  return {
+    folders,
+    processCwd: () => process.cwd(),
+    askForKey: ask,
+    showInfo: (message) => void vscode.window.showInformationMessage(message),
+    pickSession: (picks) => vscode.window.showQuickPick(picks, { title: "adk-acp: open an earlier chat", matchOnDetail: true }),
+    metric,
+    now: () => Date.now(),
+  };
+}
+
+export function keyHost(secrets: vscode.SecretStorage): KeyHost {
+  return {
+    secretGet: (name) => secrets.get(name),
+    secretStore: (name, value) => secrets.store(name, value),
+    secretDelete: (name) => secrets.delete(name),
+    input: (options) => vscode.window.showInputBox({ ...options, password: true, ignoreFocusOut: true }),
+    askAllowed: () => currentSettings().settings.askForApiKey,
+    showInfo: (message) => void vscode.window.showInformationMessage(message),
+  };
+}
+
+export function approvalsHost(metric: Metric): ApprovalsHost {
+  return {
+    openDiff: (p) => vscode.commands.executeCommand("vscode.diff", p.original, p.proposed, p.title, { preview: false, preserveFocus: false }),
+    closeDiffTabs: async (proposed) => {
+      const target = proposed.toString();
+      const tabs: vscode.Tab[] = [];
+      for (const group of vscode.window.tabGroups.all) {
+        for (const tab of group.tabs) {
+          if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === target) tabs.push(tab);
+        }
+      }
+      if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
+    },
+    setContext,
+    showInfo: (message, buttons) => vscode.window.showInformationMessage(message, ...buttons),
+    hideToasts: () => void vscode.commands.executeCommand("notifications.hideToasts").then(undefined, () => undefined),
+    pickOption: (picks, title) => vscode.window.showQuickPick(picks, { title }),
+    preload: (uri) => void vscode.workspace.openTextDocument(uri as vscode.Uri).then(undefined, () => undefined),
+    metric,
+    now: () => Date.now(),
+  };
+}
+
+const whole = (doc: vscode.TextDocument): vscode.Range => new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
+
+export function editorHost(): EditorHost {
+  return {
+    openDocument: openFile,
+    loadDocument: (p) => vscode.workspace.openTextDocument(vscode.Uri.file(p)),
+    exists: (p) => fs.existsSync(p),
+    readDisk: (p) => fs.promises.readFile(p, "utf8"),
+    replaceAll: async (p, content) => {
+      const uri = vscode.Uri.file(p);
+      const doc = openFile(p) ?? (await vscode.workspace.openTextDocument(uri));
+      const edit = new vscode.WorkspaceEdit();
+      edit.replace(uri, whole(doc), content);
+      return vscode.workspace.applyEdit(edit);
+    },
+    create: (p, content) => {
+      const uri = vscode.Uri.file(p);
+      const edit = new vscode.WorkspaceEdit();
+      edit.createFile(uri, { ignoreIfExists: true });
+      edit.insert(uri, new vscode.Position(0, 0), content);
+      return vscode.workspace.applyEdit(edit);
+    },
+    remove: (p) => {
+      const edit = new vscode.WorkspaceEdit();
+      edit.deleteFile(vscode.Uri.file(p), { ignoreIfNotExists: true });
+      return vscode.workspace.applyEdit(edit);
+    },
+    show: (doc) => vscode.window.showTextDocument(doc as vscode.TextDocument, { preview: false, preserveFocus: true }),
+    onDidSave: (listener: (doc: EditorDocument) => void) => vscode.workspace.onDidSaveTextDocument(listener),
+    relative: (p) => vscode.workspace.asRelativePath(vscode.Uri.file(p)),
+    reveal: async (p, line) => {
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(p));
+      const position = new vscode.Position(line, 0);
+      await vscode.window.showTextDocument(doc, { selection: new vscode.Range(position, position), preview: true });
+    },
+    findFiles: async (glob, exclude, max) => (await vscode.workspace.findFiles(glob, exclude, max)).map((u) => u.fsPath),
+    selection: () => {
+      const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === "file");
+      if (!editor || editor.document.uri.scheme !== "file" || editor.selection.isEmpty) return null;
+      const s = editor.selection;
+      return { path: editor.document.uri.fsPath, start: s.start.line, end: s.end.line, text: editor.document.getText(s) };
+    },
+    showInfo: (message) => void vscode.window.showInformationMessage(message),
+  };
+}
+
+export function commandHost(subscriptions: vscode.Disposable[]): CommandHost {
+  return {
+    register: (id, run) => subscriptions.push(vscode.commands.registerCommand(id, run as (...args: unknown[]) => unknown)),
+    focusChat: () => vscode.commands.executeCommand("adkAcp.chat.focus"),
+    activeDocument: () => vscode.window.activeTextEditor?.document.uri,
+    parseUri: (text) => (text.startsWith("/") ? vscode.Uri.file(text) : vscode.Uri.parse(text, true)),
+  };
+}
