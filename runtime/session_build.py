@@ -307,7 +307,7 @@ def build_mcp(
     if not configs:
         return None
     from runtime.adk.mcp_toolset import GcliMcpToolset
-    from runtime.tools.mcp.client import McpServers
+    from runtime.tools.mcp.servers import McpServers
 
     if policy is not None:
         for config in configs:

@@ -15,7 +15,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
 
 from runtime.adk.tools import GcliAdkTool, to_adk_tools
-from runtime.tools.mcp.client import McpServers
+from runtime.tools.mcp.servers import McpServers
 from runtime.tools.mcp.toolset import McpSessionTools
 
 if TYPE_CHECKING:

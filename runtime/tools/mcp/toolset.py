@@ -44,8 +44,9 @@ from mcp.shared.exceptions import MCPError
 
 from runtime.protocol import DisplayText, ToolDisplay, ToolKind
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.mcp.client import McpConnection, McpServers, McpUnavailable
+from runtime.tools.mcp.client import McpConnection, McpUnavailable
 from runtime.tools.mcp.config import McpStdioServer
+from runtime.tools.mcp.servers import McpServers
 
 if TYPE_CHECKING:
     from runtime.tools.scheduling.scheduler import Scheduler
