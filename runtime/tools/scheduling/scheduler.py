@@ -5,6 +5,9 @@ One call, in order: look up the tool, validate the args, BeforeTool hook, policy
 `tool_requested` event, approval through the Host if needed, `in_progress`,
 execution (progress as `tool_updated`), truncation of large output, AfterTool
 hook, `tool_finished`. The model gets `{"output": text}` or `{"error": text}`.
+A stage that ends a call early does so through a `NoReturn` helper
+(`CallReporter.fail` / `denied`, raising `CallEnded`); the approval stage is
+`approval_stage.ApprovalStage`, the hook stages `hook_stages.HookStages`.
 
 An AfterTool hook's `tailToolCallRequest` makes the scheduler run that call next,
 through the same pipeline (its own BeforeTool hook, policy and approval), shown as
