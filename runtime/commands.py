@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from runtime.errors import RuntimeAgentError, ToolError
-from runtime.tools.builtin.memory import append_fact, memory_file
+from runtime.tools.catalog import append_fact, memory_file
 from runtime.tools.policy.modes import MODES, is_mode
 
 if TYPE_CHECKING:

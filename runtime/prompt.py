@@ -18,6 +18,15 @@ logger = logging.getLogger(__name__)
 CONTEXT_FILE_NAMES = ("GEMINI.md", "AGENTS.md")
 MAX_CONTEXT_BYTES = 200_000
 
+PLAN_MODE_INSTRUCTIONS = """\
+# Plan mode
+You are in Plan mode: explore and plan, do not change anything. You may read and search
+the code; you may not edit files or run commands. Write your plan as a Markdown file in
+{plans_dir} (the only place you may write), with the steps as a checklist
+(`- [ ] step`). When the plan is ready, call `exit_plan_mode` with the plan file's path:
+the user reviews it and chooses whether to start.
+"""
+
 _CORE = """\
 You are an interactive coding agent working inside the user's code editor. You help with \
 software engineering tasks: understanding code, fixing bugs, adding features, refactoring, \
@@ -103,8 +112,6 @@ class SystemPrompt:
         """The InstructionProvider: plan mode adds its rules and where the plan goes."""
         if mode != "plan" or self.plans_dir is None:
             return self.text
-        from runtime.tools.builtin.plan import PLAN_MODE_INSTRUCTIONS
-
         return f"{self.text}\n{PLAN_MODE_INSTRUCTIONS.format(plans_dir=self.plans_dir)}"
 
     def reload(self) -> list[Path]:

@@ -41,6 +41,7 @@ from runtime.tools.policy.modes import ApprovalMode, parse_mode
 
 if TYPE_CHECKING:
     from runtime.adk.agent_protocol import AdkAgentProtocol
+    from runtime.adk.mcp_toolset import GcliMcpToolset
     from runtime.adk.plugins.steering import InjectionService
     from runtime.adk.recorder import SessionRecorder
     from runtime.adk.stream_control import StreamControl
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from runtime.services.compression import CompressionResult
     from runtime.services.hooks import HookRunner
     from runtime.session_build import SchedulerParts
-    from runtime.tools.mcp.toolset import GcliMcpToolset
 
 logger = logging.getLogger(__name__)
 
@@ -411,7 +411,7 @@ async def create_session(spec: SessionSpec) -> AgentSession:
         # the MCP SDK takes ~0.5 s to import: not on the event loop
         import importlib
 
-        await asyncio.to_thread(importlib.import_module, "runtime.tools.mcp.toolset")
+        await asyncio.to_thread(importlib.import_module, "runtime.adk.mcp_toolset")
     session = assemble_session(spec, generator)
     await session.start()
     return session

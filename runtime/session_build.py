@@ -20,6 +20,7 @@ from runtime.tools.policy.modes import ApprovalMode, parse_mode
 
 if TYPE_CHECKING:
     from runtime.adk.agent_protocol import AdkAgentProtocol, StopRequest
+    from runtime.adk.mcp_toolset import GcliMcpToolset
     from runtime.adk.plugins.steering import InjectionService
     from runtime.adk.stream_control import StreamControl
     from runtime.models.state import ModelState
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from runtime.services.loop_detection import LoopVerdict
     from runtime.session import AgentSession, SessionSpec
     from runtime.tools.base import GcliTool
-    from runtime.tools.mcp.toolset import GcliMcpToolset
     from runtime.tools.policy.engine import PolicyEngine
     from runtime.tools.scheduling.scheduler import Scheduler
 
@@ -231,8 +231,7 @@ def build_scheduler(
     from runtime.host import HeadlessHost
     from runtime.services.secrets import allowlist_from
     from runtime.tools.base import ToolEnv
-    from runtime.tools.builtin.memory import MEMORY_SAVED_KEY, USER_HOME_KEY
-    from runtime.tools.catalog import build_catalog
+    from runtime.tools.catalog import MEMORY_SAVED_KEY, USER_HOME_KEY, build_catalog
     from runtime.tools.io.commands import CommandRunner
     from runtime.tools.io.files import FileAccess
     from runtime.tools.policy.engine import PolicyEngine
@@ -307,8 +306,8 @@ def build_mcp(
         configs = tuple(c for c in configs if _names_a_tool_of(allowed, c.name))
     if not configs:
         return None
-    from runtime.tools.mcp.client import McpServers
-    from runtime.tools.mcp.toolset import GcliMcpToolset
+    from runtime.adk.mcp_toolset import GcliMcpToolset
+    from runtime.tools.mcp.servers import McpServers
 
     if policy is not None:
         for config in configs:

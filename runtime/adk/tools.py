@@ -114,7 +114,7 @@ class GcliToolset(BaseToolset):
         self._use_invocation_cache = False
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        from runtime.tools.builtin.plan import EXIT_PLAN_MODE, PLAN_MODE_TOOLS
+        from runtime.tools.catalog import EXIT_PLAN_MODE, PLAN_MODE_TOOLS
 
         if self._mode() == "plan":
             return [t for t in self._tools if t.name in PLAN_MODE_TOOLS]

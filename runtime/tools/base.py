@@ -14,7 +14,6 @@ Tools never touch the disk or spawn processes directly: they go through
 from __future__ import annotations
 
 import abc
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,8 @@ from runtime.protocol import DisplayContent, ToolDisplay, ToolKind
 
 if TYPE_CHECKING:
     from runtime.host import Host
+    from runtime.tools.io.commands import CommandRunner, ProgressCallback
+    from runtime.tools.io.files import FileAccess
 
 
 MEDIA_KEY = "_media"
@@ -51,11 +52,6 @@ class ToolResult:
     beside the function response (`ToolMediaProcessor`), not as text."""
 
 
-# Progress callback: a tool running a command reports its display
-# (e.g. a terminal id, or the output so far).
-ProgressCallback = Callable[[tuple[DisplayContent, ...]], Awaitable[None]]
-
-
 @dataclass
 class ToolEnv:
     """Everything a tool may use for one call. Built per session; never global.
@@ -69,9 +65,13 @@ class ToolEnv:
     host: Host
     session_id: str
     temp_dir: Path
-    files: Any = None  # runtime.tools.io.files.FileAccess, set by the session
-    commands: Any = None  # runtime.tools.io.commands.CommandRunner, set by the session
+    files: FileAccess | None = None
+    """The session's file access (the editor's fs or local); None: one for `host` is
+    made at first use (`builtin.env.files_of`)."""
+    commands: CommandRunner | None = None
+    """The session's command runner (the editor's terminal or local); None: as `files`."""
     on_progress: ProgressCallback | None = None
+    """Where a running call reports its display (a terminal id, the output so far)."""
     preview: tuple[DisplayContent, ...] = ()
     """What `preview` showed the user for this call (set for `execute` only): an edit
     tool reads the file again and compares it with the text its approved diff was made
@@ -89,6 +89,22 @@ class GcliTool(abc.ABC):
     name: str
     kind: ToolKind
     description: str
+    mcp_server: str | None = None
+    """The MCP server the tool comes from (None: a built-in tool). Policy `mcpName`
+    rules, "always allow this server", truncation and the approval request key on it."""
+    read_only: bool = False
+    """Marked read-only by its MCP server (`readOnlyHint`), or an MCP resource tool:
+    the MCP tools plan mode offers and runs (built-in tools are judged by name)."""
+
+    def mcp_context(self) -> dict[str, Any] | None:
+        """Gemini CLI's `mcp_context` for the tool hooks (server, the server's name of
+        the tool, how the server is reached); None for a tool not from a server."""
+        return None
+
+    def notification_details(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Fields a call of this tool adds to the Notification hook's `details` when it
+        needs approval (`web_fetch`: its prompt and URLs). Default: none."""
+        return {}
 
     @abc.abstractmethod
     def parameters_schema(self) -> dict[str, Any]:

@@ -4,7 +4,11 @@
 session's roots, Host, FileAccess and CommandRunner arrive in each call's
 `ToolEnv`). `function_declarations` gives the genai-style declaration data
 (name, description, JSON-schema parameters) as plain dicts; wrapping them for ADK
-is the job of `adk_tool.py`.
+is the job of `runtime/adk/tools.py`.
+
+What the rest of the engine needs from the built-in tools' modules is re-exported
+here (only the catalog imports `builtin/`): the tools offered per mode, the
+`ToolEnv.extra` keys of `save_memory` and its memory file (for `/memory add`).
 """
 
 from __future__ import annotations
@@ -17,8 +21,14 @@ from runtime.tools.builtin.edit import ReplaceTool, WriteFileTool
 from runtime.tools.builtin.glob import GlobTool
 from runtime.tools.builtin.grep import GrepSearchTool
 from runtime.tools.builtin.many_files import ReadManyFilesTool
-from runtime.tools.builtin.memory import SaveMemoryTool
-from runtime.tools.builtin.plan import ExitPlanModeTool
+from runtime.tools.builtin.memory import (
+    MEMORY_SAVED_KEY,
+    USER_HOME_KEY,
+    SaveMemoryTool,
+    append_fact,
+    memory_file,
+)
+from runtime.tools.builtin.plan import EXIT_PLAN_MODE, ExitPlanModeTool
 from runtime.tools.builtin.read import ListDirectoryTool, ReadFileTool
 from runtime.tools.builtin.shell import RunShellCommandTool
 from runtime.tools.builtin.todo import WriteTodosTool
@@ -28,6 +38,23 @@ READ_ONLY_TOOLS = frozenset(
     {"read_file", "read_many_files", "list_directory", "glob", "grep_search", "write_todos"}
 )
 """Tools that change nothing outside the session (Gemini CLI allows them by default)."""
+
+PLAN_MODE_TOOLS = frozenset({*READ_ONLY_TOOLS, "write_file", EXIT_PLAN_MODE})
+"""The built-in tools plan mode offers: the read-only ones, `write_file` (plan files
+only, by the policy) and `exit_plan_mode`; the other modes offer all but `exit_plan_mode`."""
+
+__all__ = [
+    "EXIT_PLAN_MODE",
+    "MEMORY_SAVED_KEY",
+    "PLAN_MODE_TOOLS",
+    "READ_ONLY_TOOLS",
+    "USER_HOME_KEY",
+    "append_fact",
+    "build_catalog",
+    "function_declaration",
+    "function_declarations",
+    "memory_file",
+]
 
 
 def build_catalog(*, include_web_fetch: bool = True) -> dict[str, GcliTool]:

@@ -14,8 +14,8 @@ import pytest
 from runtime.host import HeadlessHost, Host, PermissionOutcome, PermissionRequest
 from runtime.processes import kill_all
 from runtime.tools.base import ToolEnv
-from runtime.tools.mcp.client import McpServers
 from runtime.tools.mcp.config import McpHttpServer, McpServerConfig, McpSseServer, McpStdioServer
+from runtime.tools.mcp.servers import McpServers
 from runtime.tools.mcp.toolset import GcliMcpTool, wrap_tools
 from runtime.tools.policy.engine import PolicyEngine
 from runtime.tools.scheduling.reporting import NullToolEventSink

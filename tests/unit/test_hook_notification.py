@@ -8,15 +8,37 @@ from typing import Any
 import pytest
 
 from runtime.host import PermissionRequest
-from runtime.protocol import DisplayDiff
+from runtime.protocol import DisplayDiff, ToolDisplay
+from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.scheduling.notification import permission_notification
 
 
-class Tool:
-    def __init__(self, name: str, **attrs: Any) -> None:
+class Tool(GcliTool):
+    """A tool as the notification sees it: a name and, for an MCP tool, its server."""
+
+    kind = "other"
+    description = "a tool"
+
+    def __init__(
+        self, name: str, *, mcp_server: str | None = None, server_tool_name: str = ""
+    ) -> None:
         self.name = name
-        for key, value in attrs.items():
-            setattr(self, key, value)
+        self.mcp_server = mcp_server
+        self.server_tool_name = server_tool_name
+
+    def mcp_context(self) -> dict[str, Any] | None:
+        if self.mcp_server is None:
+            return None
+        return {"server_name": self.mcp_server, "tool_name": self.server_tool_name}
+
+    def parameters_schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {}}
+
+    def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
+        return ToolDisplay(title=self.name)
+
+    async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
+        return ToolResult(llm_content="")
 
 
 def ask(title: str, args: dict[str, Any], *content: Any) -> PermissionRequest:

@@ -22,28 +22,7 @@ from runtime.tools.builtin.args import ArgError, required_str
 from runtime.tools.builtin.results import error_result
 
 EXIT_PLAN_MODE = "exit_plan_mode"
-PLAN_MODE_TOOLS = frozenset(
-    {
-        "read_file",
-        "read_many_files",
-        "list_directory",
-        "glob",
-        "grep_search",
-        "write_todos",
-        "write_file",  # plan files only (policy)
-        EXIT_PLAN_MODE,
-    }
-)
 _STEP = re.compile(r"^\s*(?:[-*+]\s+(\[( |x|X|~)\]\s+)?|\d+[.)]\s+)(.+?)\s*$")
-
-PLAN_MODE_INSTRUCTIONS = """\
-# Plan mode
-You are in Plan mode: explore and plan, do not change anything. You may read and search
-the code; you may not edit files or run commands. Write your plan as a Markdown file in
-{plans_dir} (the only place you may write), with the steps as a checklist
-(`- [ ] step`). When the plan is ready, call `exit_plan_mode` with the plan file's path:
-the user reviews it and chooses whether to start.
-"""
 
 OPTIONS = (
     PermissionOption(option_id="autoEdit", name="Yes, and auto-accept edits", kind="allow_always"),

@@ -127,6 +127,10 @@ class WebFetchTool(GcliTool):
             title = f"Fetch {urls[0]} and {len(urls) - 1} more"
         return ToolDisplay(title=title, kind="fetch")
 
+    def notification_details(self, args: dict[str, Any]) -> dict[str, Any]:
+        prompt = str(args.get("prompt", ""))
+        return {"prompt": prompt, "urls": extract_urls(prompt)}
+
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         try:
             urls = _parse(args)

@@ -26,15 +26,14 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.host import Host, TerminalExit, TerminalRequest
 from runtime.processes import register_group, unregister_group
-from runtime.protocol import DisplayTerminal
+from runtime.protocol import DisplayContent, DisplayTerminal
 from runtime.services.secrets import child_environment
-from runtime.tools.base import ProgressCallback
 from runtime.tools.io.process_group import group_alive, live_group_members, terminate_group
 
 logger = logging.getLogger(__name__)
@@ -45,6 +44,10 @@ DISPLAY_TAIL_BYTES = 64_000
 """Bytes of output shown in progress updates: the editor needs the latest screenful, not all."""
 NO_PAGER_ENV = {"PAGER": "cat", "GIT_PAGER": "cat"}
 """Set for every command: a pager waiting for a key would hang the call."""
+
+ProgressCallback = Callable[[tuple[DisplayContent, ...]], Awaitable[None]]
+"""Where a running command (and `ToolEnv.on_progress`) reports its display: the
+editor's terminal id, or the output so far."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from mcp import types as mcp_types
 
 from runtime.protocol import ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.mcp.client import McpConnection, McpServers
+from runtime.tools.mcp.client import McpConnection
+from runtime.tools.mcp.servers import McpServers
 
 LIST_TOOL = "list_mcp_resources"
 READ_TOOL = "read_mcp_resource"

@@ -1,11 +1,12 @@
-"""Client-provided MCP servers' tools as scheduler tools, and their ADK face.
+"""Client-provided MCP servers' tools as scheduler tools (their ADK face is
+`runtime/adk/mcp_toolset.py`).
 
-What is used from where (see `mcp_client` for the reasons in full):
+What is used from where (see `client` for the reasons in full):
 - the `mcp` SDK: `ClientSession` (initialize, tools/list, tools/call), its
   streamable-HTTP and SSE transports, its types; our own stdio transport
-  (`mcp_stdio`) so server processes join the process-group registry;
-- ADK: only `BaseToolset`, as the way into the agent (`GcliMcpToolset` below). ADK's
-  `GcliMcpToolset`/`GcliMcpTool` are not used: their calls would bypass our scheduler.
+  (`stdio`) so server processes join the process-group registry;
+- ADK: only `BaseToolset`, as the way into the agent (`GcliMcpToolset`, outside this
+  room). ADK's `McpToolset`/`McpTool` are not used: their calls would bypass our scheduler.
 
 Each server tool becomes an `GcliMcpTool` (a `GcliTool`): every call goes through the
 scheduler like a built-in tool's — BeforeTool/AfterTool hooks, policy (`mcpName`
@@ -38,15 +39,14 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from google.adk.agents.readonly_context import ReadonlyContext
-from google.adk.tools.base_tool import BaseTool
-from google.adk.tools.base_toolset import BaseToolset
 from mcp import types as mcp_types
 from mcp.shared.exceptions import MCPError
 
 from runtime.protocol import DisplayText, ToolDisplay, ToolKind
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
-from runtime.tools.mcp.client import McpConnection, McpServers, McpUnavailable
+from runtime.tools.mcp.client import McpConnection, McpUnavailable
+from runtime.tools.mcp.config import McpStdioServer
+from runtime.tools.mcp.servers import McpServers
 
 if TYPE_CHECKING:
     from runtime.tools.scheduling.scheduler import Scheduler
@@ -95,6 +95,8 @@ class GcliMcpTool(GcliTool):
     scheduler's truncation key on it. `read_only`: the server marks the tool
     read-only (`readOnlyHint`), the only kind plan mode offers and runs."""
 
+    mcp_server: str
+
     def __init__(self, connection: McpConnection, tool: mcp_types.Tool, *, name: str) -> None:
         self.connection = connection
         self.mcp_server = connection.name
@@ -109,6 +111,22 @@ class GcliMcpTool(GcliTool):
 
     def parameters_schema(self) -> dict[str, Any]:
         return self._schema
+
+    def mcp_context(self) -> dict[str, Any]:
+        context: dict[str, Any] = {
+            "server_name": self.mcp_server,
+            "tool_name": self.server_tool_name,
+        }
+        config = self.connection.config
+        if isinstance(config, McpStdioServer):
+            if config.command:
+                context["command"] = config.command
+                context["args"] = list(config.args)
+                if config.cwd:
+                    context["cwd"] = config.cwd
+        elif config.url:
+            context["url"] = config.url
+        return context
 
     def display(self, args: dict[str, Any], env: ToolEnv) -> ToolDisplay:
         return ToolDisplay(title=f"{self.mcp_server}: {self.server_tool_name}", kind=self.kind)
@@ -216,16 +234,17 @@ def wrap_tools(
     return tools
 
 
-class GcliMcpToolset(BaseToolset):
-    """The ADK face of a session's MCP servers.
+class McpSessionTools:
+    """A session's MCP tools as scheduler tools (the tools' side of the ADK toolset,
+    `runtime/adk/mcp_toolset.py`).
 
-    The first `get_tools` waits for the servers (`McpServers.wait_for_prompt`), wraps
-    their tools (and the resource tools), adds them to the session's scheduler and
-    keeps the `GcliAdkTool`s; later calls rewrap when a server joined or changed its
-    tools; every call passes pending notices (failed or stopped servers) to `notice`.
-    In plan mode (`mode`, the session's mode getter) only the tools their server
-    marks read-only (and the resource tools) are offered. `close` does nothing: the
-    session closes the servers.
+    The first `offered` waits for the servers (`McpServers.wait_for_prompt`), wraps
+    their tools (and the resource tools) and adds them to the session's scheduler;
+    later calls rewrap when a server joined or changed its tools (`generation` counts
+    the wraps); every call passes pending notices (failed or stopped servers) to
+    `notice`. In plan mode (`mode`, the session's mode getter) only the tools their
+    server marks read-only (and the resource tools) are offered; a subagent
+    (`allowed`) is offered only the tools its definition names.
     """
 
     def __init__(
@@ -237,33 +256,32 @@ class GcliMcpToolset(BaseToolset):
         mode: Callable[[], str] | None = None,
         allowed: frozenset[str] | None = None,
     ) -> None:
-        super().__init__()
         self.servers = servers
         self._mode = mode
-        self._allowed = allowed  # a subagent: only the tools its definition names
+        self._allowed = allowed
         self._scheduler = scheduler
         self._notice = notice
         self._lock = asyncio.Lock()
-        self._tools: list[BaseTool] | None = None
-        self._wrapped: list[GcliTool] = []
+        self.wrapped: list[GcliTool] = []
+        self.generation = 0  # 0: not loaded yet
         self._joined: set[str] = set()  # servers whose tools were offered
-        self._use_invocation_cache = False  # a server's list may change within a turn
 
-    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+    async def offered(self) -> list[GcliTool]:
+        """The tools offered for the next model call (see the class doc)."""
         async with self._lock:
-            if self._tools is None:
-                self._tools = await self._load()
+            if self.generation == 0:
+                await self._load()
             elif any(
                 c.tools_changed or c.name not in self._joined
                 for c in self.servers.ready_connections()
             ):
-                self._tools = await self._reload()
+                await self._reload()
         self.flush_notices()
-        tools = self._tools
+        tools = self.wrapped
         if self._allowed is not None:
             tools = [t for t in tools if t.name in self._allowed]
         if self._mode is not None and self._mode() == "plan":
-            return [t for t in tools if _read_only(t)]
+            return [t for t in tools if t.read_only]
         return tools
 
     def flush_notices(self) -> None:
@@ -271,9 +289,7 @@ class GcliMcpToolset(BaseToolset):
         for text in self.servers.take_notices():
             self._notice(f"\n\n_{text}_\n\n")
 
-    async def _load(self) -> list[BaseTool]:
-        from runtime.adk.tools import to_adk_tools
-
+    async def _load(self) -> None:
         await self.servers.wait_for_prompt()
         for late in self.servers.starting_connections():
             self._notice(
@@ -281,9 +297,9 @@ class GcliMcpToolset(BaseToolset):
                 "without its tools, which join when it is ready._\n\n"
             )
         scheduler = self._scheduler()
-        self._wrapped = self._wrap(scheduler)
-        scheduler.add_tools(self._wrapped)
-        return list(to_adk_tools(self._wrapped, scheduler_provider=lambda _ctx: self._scheduler()))
+        self.wrapped = self._wrap(scheduler)
+        scheduler.add_tools(self.wrapped)
+        self.generation += 1
 
     def _wrap(self, scheduler: Scheduler) -> list[GcliTool]:
         """The ready servers' tools, and the resource tools when a server has resources."""
@@ -294,32 +310,22 @@ class GcliMcpToolset(BaseToolset):
         wrapped: list[GcliTool] = [*wrap_tools(ready, taken=scheduler.tools)]
         return wrapped + resource_tools(self.servers, taken=scheduler.tools)
 
-    async def _reload(self) -> list[BaseTool]:
+    async def _reload(self) -> None:
         """A server said its tools changed (`notifications/tools/list_changed`), or a late
         server is ready: list again and offer the new set from the next model call on."""
-        from runtime.adk.tools import to_adk_tools
-
         ready = self.servers.ready_connections()
         changed = [c for c in ready if await c.refresh_tools()]
         joined = [c for c in ready if c.name not in self._joined]
         scheduler = self._scheduler()
-        old = {t.name for t in self._wrapped}
+        old = {t.name for t in self.wrapped}
         scheduler.remove_tools(old)
-        self._wrapped = self._wrap(scheduler)
-        scheduler.add_tools(self._wrapped)
+        self.wrapped = self._wrap(scheduler)
+        scheduler.add_tools(self.wrapped)
+        self.generation += 1
         for connection in changed:
             self._notice(f"\n\n_MCP server '{connection.name}' changed its tools._\n\n")
         for connection in joined:
             self._notice(f"\n\n_MCP server '{connection.name}' is ready; its tools join now._\n\n")
-        return list(to_adk_tools(self._wrapped, scheduler_provider=lambda _ctx: self._scheduler()))
-
-    async def close(self) -> None:
-        return None
-
-
-def _read_only(tool: BaseTool) -> bool:
-    """An ADK tool wrapping an MCP tool its server marks read-only."""
-    return getattr(getattr(tool, "gcli_tool", None), "read_only", False) is True
 
 
 _MENTION = re.compile(r"@(\S+)")

@@ -20,58 +20,43 @@ nothing but symbolic links (to resolve paths).
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from runtime.tools.policy.read_only_args import (
+    NotReadOnly,
+    ShellContext,
+    check_path,
+    check_program,
+    glob_may_match_secret,
+    inside_roots,
+    parse_options,
+)
+from runtime.tools.policy.read_only_git import GIT_GLOBAL_FLAGS, GIT_SUBCOMMANDS
 from runtime.tools.policy.read_only_programs import (
     FIND_PATH_TESTS,
     FIND_TESTS_NO_ARG,
     FIND_TESTS_ONE_ARG,
-    GIT_GLOBAL_FLAGS,
-    GIT_SUBCOMMANDS,
     PROGRAMS,
     Program,
 )
-from runtime.tools.policy.sensitive import is_sensitive_file
 from runtime.tools.policy.shell_words import Operator, Word, shell_tokens
+
+__all__ = ["ShellContext", "read_only_problem"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HARMLESS_VARIABLES = frozenset({"LANG", "LANGUAGE", "TZ", "NO_COLOR", "COLUMNS", "LINES", "TERM"})
 _PAGER_VARIABLES = frozenset({"PAGER", "GIT_PAGER"})
-_SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".kube", ".docker", ".password-store"})
-# Names a glob is tried against: a glob that could match one of them may read secrets.
-_SECRET_SAMPLES = (
-    ".env", ".env.local", "prod.env", "id_rsa", "id_ed25519", "server.pem", "server.key",
-    "store.p12", ".netrc", ".git-credentials", ".ssh", ".aws",
-)  # fmt: skip
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 _WRAPPERS = frozenset({"command", "env", "nice", "timeout", "time"})
-
-
-@dataclass(frozen=True)
-class ShellContext:
-    """Where a command runs: the workspace roots, its directory, whether a file under
-    `.git/` was written in this workspace, and the PATH its program is looked up in."""
-
-    roots: tuple[Path, ...]
-    cwd: Path
-    git_written: bool = False
-    search_path: tuple[str, ...] = ()  # the PATH programs are found in
-
-
-class _Ask(Exception):
-    """Raised with the reason a command is not read-only."""
 
 
 def read_only_problem(command: str, context: ShellContext) -> str | None:
     """Why `command` is not a read-only command auto edit may run unasked; None if it is."""
     try:
         _check_line(command, context)
-    except _Ask as ask:
+    except NotReadOnly as ask:
         return str(ask)
     return None
 
@@ -79,7 +64,7 @@ def read_only_problem(command: str, context: ShellContext) -> str | None:
 def _check_line(command: str, context: ShellContext) -> None:
     tokens = shell_tokens(command)
     if tokens is None:
-        raise _Ask("the command cannot be parsed")
+        raise NotReadOnly("the command cannot be parsed")
     words: list[Word] = []
     i = 0
     while i < len(tokens):
@@ -92,13 +77,13 @@ def _check_line(command: str, context: ShellContext) -> None:
         i += _harmless_redirection(token, target)
     for word in words:
         if word.expands:
-            raise _Ask(f"substitution or expansion in {word.text!r}")
+            raise NotReadOnly(f"substitution or expansion in {word.text!r}")
         if word.tilde or (word.braces and _BRACE_EXPANSION.search(word.text)):
-            raise _Ask(f"brace or tilde expansion in {word.text!r}")
-        if word.globs and _glob_may_match_secret(word.text):
-            raise _Ask(f"the glob {word.text!r} may match files that hold secrets")
+            raise NotReadOnly(f"brace or tilde expansion in {word.text!r}")
+        if word.globs and glob_may_match_secret(word.text):
+            raise NotReadOnly(f"the glob {word.text!r} may match files that hold secrets")
     if not words:
-        raise _Ask("no command")
+        raise NotReadOnly("no command")
     _check_command([w.text for w in words], context)
 
 
@@ -110,23 +95,25 @@ def _harmless_redirection(op: Operator, target: Word | Operator | None) -> int:
     if text in (">", ">>", "&>", "&>>") and isinstance(target, Word) and target.text == "/dev/null":
         return 2
     if text in ("&&", "||", ";", "&", "|", "|&", "\n", ";;"):
-        raise _Ask(f"chained commands ({op.text.strip() or 'newline'})")
+        raise NotReadOnly(f"chained commands ({op.text.strip() or 'newline'})")
     if text in ("(", ")"):
-        raise _Ask("a subshell or group")
-    raise _Ask(f"redirection ({op.text})")
+        raise NotReadOnly("a subshell or group")
+    raise NotReadOnly(f"redirection ({op.text})")
 
 
 def _check_command(argv: list[str], context: ShellContext) -> None:
     while argv and "=" in argv[0] and _NAME.match(argv[0].split("=", 1)[0]):
         _check_assignment(argv.pop(0))
     if not argv:
-        raise _Ask("only variable assignments")
+        raise NotReadOnly("only variable assignments")
     program = argv[0]
     if "/" in program:
-        raise _Ask(f"{program} is run by path, not a known program")
+        raise NotReadOnly(f"{program} is run by path, not a known program")
     for entry in context.search_path:
-        if not os.path.isabs(entry) or _inside(os.path.realpath(entry), context):
-            raise _Ask(f"PATH has {entry or '.'!r}, in the workspace: {program} may be any file")
+        if not os.path.isabs(entry) or inside_roots(os.path.realpath(entry), context):
+            raise NotReadOnly(
+                f"PATH has {entry or '.'!r}, in the workspace: {program} may be any file"
+            )
     if program in _WRAPPERS:
         _check_wrapper(argv, context)
     elif program == "git":
@@ -140,127 +127,16 @@ def _check_command(argv: list[str], context: ShellContext) -> None:
     elif program == "jq":
         _check_jq(argv[1:], context)
     elif program in PROGRAMS:
-        _check_program(program, PROGRAMS[program], argv[1:], context)
+        check_program(program, PROGRAMS[program], argv[1:], context)
     else:
-        raise _Ask(f"{program} is not a known read-only command")
+        raise NotReadOnly(f"{program} is not a known read-only command")
 
 
 def _check_assignment(word: str) -> None:
     name, value = word.split("=", 1)
     harmless = name in _HARMLESS_VARIABLES or name.startswith("LC_")
     if not (harmless or (name in _PAGER_VARIABLES and value in ("", "cat"))):
-        raise _Ask(f"the variable {name} may change what the command does")
-
-
-# ---------------------------------------------------------------- options and paths
-
-
-def parse_options(program: Program, args: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]]:
-    """(option, value) pairs and operands of `args` by `program`'s table; asks at an
-    unknown option. Flags get the value ''."""
-    options: list[tuple[str, str]] = []
-    operands: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg == "--":
-            operands.extend(args[i:])
-            break
-        if arg == "-" or not arg.startswith("-") or (operands and not program.permute):
-            operands.append(arg)
-            continue
-        if program.operands == "strings" and not program.permute and arg not in program.flags:
-            operands.append(arg)  # `echo -x` prints "-x"
-            continue
-        if arg.startswith("--"):
-            name, eq, value = arg.partition("=")
-            if name in program.valued or name in program.path_options:
-                if not eq:
-                    if i >= len(args):
-                        raise _Ask(f"{name} without its value")
-                    value, i = args[i], i + 1
-                options.append((name, value))
-            elif name in program.optional or (name in program.flags and not eq):
-                options.append((name, value))
-            else:
-                raise _Ask(f"the option {name} is not known to be read-only")
-            continue
-        if program.numeric and arg[1:].isdigit():
-            options.append(("-n", arg[1:]))
-            continue
-        i = _short_cluster(program, arg, args, i, options)
-    if program.max_operands is not None and len(operands) > program.max_operands:
-        raise _Ask(f"more operands than a read-only use takes ({' '.join(operands)})")
-    return options, operands
-
-
-def _short_cluster(
-    program: Program, arg: str, args: Sequence[str], i: int, options: list[tuple[str, str]]
-) -> int:
-    for k in range(1, len(arg)):
-        flag = "-" + arg[k]
-        rest = arg[k + 1 :]
-        if flag in program.valued or flag in program.path_options:
-            if rest:
-                options.append((flag, rest))
-                return i
-            if i >= len(args):
-                raise _Ask(f"{flag} without its value")
-            options.append((flag, args[i]))
-            return i + 1
-        if flag in program.optional:
-            options.append((flag, rest))
-            return i
-        if flag not in program.flags:
-            raise _Ask(f"the option {flag} is not known to be read-only")
-        options.append((flag, ""))
-    return i
-
-
-def check_path(path: str, context: ShellContext) -> None:
-    """Asks when `path` leaves the workspace or names a file that may hold secrets."""
-    if not path or path == "-":
-        return
-    full = os.path.realpath(os.path.join(context.cwd, path))
-    if not _inside(full, context):
-        raise _Ask(f"{path} is outside the workspace")
-    parts = Path(path).parts + Path(full).parts
-    if is_sensitive_file(path) or is_sensitive_file(full) or _SECRET_DIRS.intersection(parts):
-        raise _Ask(f"{path} may hold secrets")
-
-
-def _inside(full: str, context: ShellContext) -> bool:
-    return any(full == str(root) or full.startswith(str(root) + os.sep) for root in context.roots)
-
-
-def _glob_may_match_secret(pattern: str) -> bool:
-    for component in pattern.split("/"):
-        if not any(c in component for c in "*?["):
-            continue
-        for sample in _SECRET_SAMPLES:
-            if sample.startswith(".") and not component.startswith("."):
-                continue  # bash globs do not match a leading dot
-            if fnmatch.fnmatchcase(sample, component):
-                return True
-    return False
-
-
-def _check_program(name: str, program: Program, args: Sequence[str], context: ShellContext) -> None:
-    options, operands = parse_options(program, args)
-    for option, value in options:
-        if option in program.path_options:
-            check_path(value, context)
-    if name == "date" and any(not op.startswith("+") for op in operands):
-        raise _Ask("date with an operand that sets the clock")
-    if program.operands == "strings":
-        return
-    if program.operands == "pattern_then_paths" and not any(
-        o in ("-e", "--regexp", "-f", "--file") for o, _ in options
-    ):
-        operands = operands[1:]
-    for operand in operands:
-        check_path(operand, context)
+        raise NotReadOnly(f"the variable {name} may change what the command does")
 
 
 # ---------------------------------------------------------------- programs with rules of their own
@@ -276,7 +152,9 @@ def _check_wrapper(argv: list[str], context: ShellContext) -> None:
         while args and args[0] in ("-i", "-", "--ignore-environment"):
             args = args[1:]
         if not args:
-            raise _Ask("env without a command prints the environment, which may hold secrets")
+            raise NotReadOnly(
+                "env without a command prints the environment, which may hold secrets"
+            )
     elif name == "nice":
         if args[:1] == ["-n"] and len(args) > 1 and args[1].lstrip("-").isdigit():
             args = args[2:]
@@ -286,18 +164,20 @@ def _check_wrapper(argv: list[str], context: ShellContext) -> None:
         while args and args[0] in ("--preserve-status", "--foreground", "-v", "--verbose"):
             args = args[1:]
         if not args or not re.fullmatch(r"\d+(\.\d+)?[smhd]?", args[0]):
-            raise _Ask("timeout with options that are not known to be read-only")
+            raise NotReadOnly("timeout with options that are not known to be read-only")
         args = args[1:]
     elif name == "time" and args[:1] == ["-p"]:
         args = args[1:]
     if not args or args[0].startswith("-"):
-        raise _Ask(f"{name} with options that are not known to be read-only")
+        raise NotReadOnly(f"{name} with options that are not known to be read-only")
     _check_command(list(args), context)
 
 
 def _check_git(args: list[str], context: ShellContext) -> None:
     if context.git_written:
-        raise _Ask("a file under .git/ was written in this session; git may run code from there")
+        raise NotReadOnly(
+            "a file under .git/ was written in this session; git may run code from there"
+        )
     i = 0
     while i < len(args) and args[i].startswith("-"):
         if args[i] == "-C" and i + 1 < len(args):
@@ -308,16 +188,16 @@ def _check_git(args: list[str], context: ShellContext) -> None:
         elif args[i] in GIT_GLOBAL_FLAGS:
             i += 1
         else:
-            raise _Ask(f"the git option {args[i]} is not known to be read-only")
+            raise NotReadOnly(f"the git option {args[i]} is not known to be read-only")
     if i >= len(args) or args[i] not in GIT_SUBCOMMANDS:
         sub = args[i] if i < len(args) else "(none)"
-        raise _Ask(f"git {sub} is not a known read-only git command")
+        raise NotReadOnly(f"git {sub} is not a known read-only git command")
     sub, rest = args[i], args[i + 1 :]
     program = GIT_SUBCOMMANDS[sub]
     options, operands = parse_options(program, rest)
     listing = any(o in ("-l", "--list") for o, _ in options)
     if sub == "branch" and operands and not listing:
-        raise _Ask("git branch with a name creates a branch")
+        raise NotReadOnly("git branch with a name creates a branch")
     for option, value in options:
         if option in program.path_options:
             check_path(value, context)
@@ -347,7 +227,9 @@ def _check_find(args: list[str], context: ShellContext) -> None:
             check_path(args[i + 1], context)
             i += 2
         else:
-            raise _Ask(f"find {primary} is not known to be read-only (it may run, write or delete)")
+            raise NotReadOnly(
+                f"find {primary} is not known to be read-only (it may run, write or delete)"
+            )
 
 
 _SED_ADDRESS = r"(?:\d+|\$|/(?:[^/\\]|\\.)*/)"
@@ -376,11 +258,11 @@ def _check_sed(args: list[str], context: ShellContext) -> None:
     scripts = [v for o, v in options if o in ("-e", "--expression")]
     if not scripts:
         if not operands:
-            raise _Ask("sed without a script")
+            raise NotReadOnly("sed without a script")
         scripts, operands = [operands[0]], operands[1:]
     for script in scripts:
         if not _sed_script_is_read_only(script):
-            raise _Ask("a sed script that is not only printing and substituting")
+            raise NotReadOnly("a sed script that is not only printing and substituting")
     for operand in operands:
         check_path(operand, context)
 
@@ -392,9 +274,11 @@ def _check_awk(args: list[str], context: ShellContext) -> None:
     program = Program(valued=frozenset({"-F", "-v"}), permute=False)
     _, operands = parse_options(program, args)
     if not operands:
-        raise _Ask("awk without a program (or with -f)")
+        raise NotReadOnly("awk without a program (or with -f)")
     if _AWK_UNSAFE.search(operands[0]):
-        raise _Ask("an awk program that may run commands, write files or read the environment")
+        raise NotReadOnly(
+            "an awk program that may run commands, write files or read the environment"
+        )
     for operand in operands[1:]:
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", operand):
             check_path(operand, context)
@@ -419,8 +303,8 @@ def _check_jq(args: list[str], context: ShellContext) -> None:
             del rest[k : k + 3]
     options, operands = parse_options(program, rest)
     if not operands:
-        raise _Ask("jq without a filter")
+        raise NotReadOnly("jq without a filter")
     if _JQ_UNSAFE.search(operands[0]):
-        raise _Ask("a jq filter that reads the environment or other files")
+        raise NotReadOnly("a jq filter that reads the environment or other files")
     for operand in operands[1:]:
         check_path(operand, context)

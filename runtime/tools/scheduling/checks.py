@@ -42,11 +42,7 @@ CancelCallback = Callable[[], Awaitable[None] | None]
 
 def default_should_truncate(name: str, tool: GcliTool) -> bool:
     """Shell output and MCP results are cut when too large (other tools page themselves)."""
-    return (
-        name == SHELL_TOOL_NAME
-        or name.startswith("mcp_")
-        or getattr(tool, "mcp_server", None) is not None
-    )
+    return name == SHELL_TOOL_NAME or name.startswith("mcp_") or tool.mcp_server is not None
 
 
 PATH_ARGUMENTS: tuple[str, ...] = ("file_path", "dir_path", "path")

@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
+from typing import NoReturn
 
 from runtime.tools.base import ToolResult
 from runtime.tools.scheduling.calls import ToolCall
@@ -86,12 +87,12 @@ class HookStages:
             call.tail = after.tail_call
         return result
 
-    async def stop(self, call: ToolCall, reason: str | None) -> None:
+    async def stop(self, call: ToolCall, reason: str | None) -> NoReturn:
         """A hook answered `continue: false`: end the call, and the turn (see the module doc)."""
         reason = reason or "A hook stopped the agent."
         message = f"Agent execution stopped by hook: {reason}"
         if self._on_stop is None:
-            await self._report.fail(call, message, end=False)
+            await self._report.failed(call, message)
             raise HookStopRequested(reason)
         self._on_stop(reason)
         await self._report.fail(call, message)

@@ -43,7 +43,6 @@ __all__ = [
     "TailCallRequest",
     "ToolHookContext",
     "ToolHooks",
-    "mcp_context_of",
     "parse_hook_groups",
 ]
 
@@ -80,26 +79,6 @@ class TailCallRequest:
 
     name: str
     args: dict[str, Any]
-
-
-def mcp_context_of(tool: object) -> dict[str, Any] | None:
-    """Gemini CLI's `mcp_context` for an MCP tool (None for a built-in one)."""
-    server = getattr(tool, "mcp_server", None)
-    if server is None:
-        return None
-    context: dict[str, Any] = {
-        "server_name": server,
-        "tool_name": getattr(tool, "server_tool_name", getattr(tool, "name", "")),
-    }
-    config = getattr(getattr(tool, "connection", None), "config", None)
-    if getattr(config, "command", None):
-        context["command"] = config.command  # type: ignore[union-attr]
-        context["args"] = list(getattr(config, "args", ()))
-        if getattr(config, "cwd", None):
-            context["cwd"] = config.cwd  # type: ignore[union-attr]
-    elif getattr(config, "url", None):
-        context["url"] = config.url  # type: ignore[union-attr]
-    return context
 
 
 def _tail_call(value: Any) -> TailCallRequest | None:

@@ -6,7 +6,7 @@
 - an edit: `{type: "edit", title, fileName, filePath, fileDiff, originalContent,
   newContent, isModifying}` (from the call's diff preview);
 - an MCP tool: `{type: "mcp", title, serverName, toolName, toolDisplayName}`;
-- web_fetch: `{type: "info", title, prompt, urls}`;
+- web_fetch: `{type: "info", title, prompt, urls}` (its `notification_details`);
 - exit_plan_mode: `{type: "exit_plan_mode", title}`; any other tool: `{type: "info", title}`.
 """
 
@@ -18,17 +18,17 @@ from typing import Any
 
 from runtime.host import PermissionRequest
 from runtime.protocol import DisplayDiff
+from runtime.tools.base import GcliTool
 
 _VERBS = {"edit": "editing", "exec": "execution", "mcp": "MCP", "info": "information"}
 
 
-def _kind(request: PermissionRequest, tool: object) -> str:
-    if getattr(tool, "mcp_server", None) is not None:
+def _kind(request: PermissionRequest, tool: GcliTool) -> str:
+    if tool.mcp_server is not None:
         return "mcp"
-    name = getattr(tool, "name", "")
-    if name == "run_shell_command":
+    if tool.name == "run_shell_command":
         return "exec"
-    if name == "exit_plan_mode":
+    if tool.name == "exit_plan_mode":
         return "exit_plan_mode"
     if any(isinstance(c, DisplayDiff) for c in request.content):
         return "edit"
@@ -66,7 +66,7 @@ def _edit_details(request: PermissionRequest) -> dict[str, Any]:
     }
 
 
-def permission_notification(request: PermissionRequest, tool: object) -> dict[str, Any]:
+def permission_notification(request: PermissionRequest, tool: GcliTool) -> dict[str, Any]:
     """The Notification hook's event fields for `request` (about a call of `tool`)."""
     kind = _kind(request, tool)
     args = request.raw_input or {}
@@ -77,17 +77,14 @@ def permission_notification(request: PermissionRequest, tool: object) -> dict[st
     elif kind == "edit":
         details |= _edit_details(request)
     elif kind == "mcp":
-        server_tool = getattr(tool, "server_tool_name", getattr(tool, "name", ""))
+        server_tool = (tool.mcp_context() or {}).get("tool_name", tool.name)
         details |= {
-            "serverName": getattr(tool, "mcp_server", ""),
+            "serverName": tool.mcp_server,
             "toolName": server_tool,
             "toolDisplayName": server_tool,
         }
-    elif getattr(tool, "name", "") == "web_fetch":
-        from runtime.tools.builtin.web_fetch import extract_urls
-
-        prompt = str(args.get("prompt", ""))
-        details |= {"prompt": prompt, "urls": extract_urls(prompt)}
+    else:  # web_fetch: its prompt and URLs (`GcliTool.notification_details`)
+        details |= tool.notification_details(args)
     verb = _VERBS.get(kind)
     message = f"Tool {request.title} requires {verb}" if verb else "Tool requires confirmation"
     return {"notification_type": "ToolPermission", "message": message, "details": details}

@@ -1,13 +1,19 @@
 """Where the scheduler reports calls (the ToolEventSink contract) and the
-per-call reporter that keeps each call's updates in order."""
+per-call reporter that keeps each call's updates in order. A stage ends a call
+early through `CallReporter.fail` / `denied` (typed `NoReturn`: they raise
+`CallEnded`, which `Scheduler` turns into the call's function response)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+import logging
+from typing import Any, Literal, NoReturn, Protocol
 
 from runtime.protocol import DisplayContent, ToolDisplay
 from runtime.tools.base import ToolResult
+from runtime.tools.policy.rules import PolicyDecision
 from runtime.tools.scheduling.calls import CANCELLED_MESSAGE, CallEnded, ToolCall, ToolCallOutcome
+
+logger = logging.getLogger(__name__)
 
 
 class ToolEventSink(Protocol):
@@ -73,17 +79,25 @@ class CallReporter:
         )
         await self._finished(call, outcome)
 
-    async def fail(self, call: ToolCall, message: str, *, end: bool = True) -> dict[str, Any]:
-        """Reports the call as failed with `message`, then raises CallEnded (with
-        `end=False`, returns the function response instead)."""
+    async def fail(self, call: ToolCall, message: str) -> NoReturn:
+        """Reports the call as failed with `message` and ends it: raises CallEnded with
+        the function response `{"error": message}`."""
+        await self.failed(call, message)
+        raise CallEnded({"error": message})
+
+    async def denied(self, call: ToolCall, verdict: PolicyDecision) -> NoReturn:
+        """Ends the call as denied by the policy (its deny message, if any, told)."""
+        detail = f": {verdict.deny_message}" if verdict.deny_message else "."
+        logger.info("policy denied %s (%s): %s", call.name, call.call_id, verdict.reason)
+        await self.fail(call, f"Tool execution denied by policy{detail}")
+
+    async def failed(self, call: ToolCall, message: str) -> None:
+        """Reports the call as failed with `message`; the caller ends it."""
         await self.requested(call)
         outcome = ToolCallOutcome(
             status="failed", display=call.display, llm_content=message, is_error=True
         )
         await self._finished(call, outcome)
-        if end:
-            raise CallEnded({"error": message})
-        return {"error": message}
 
     async def cancelled(self, call: ToolCall) -> None:
         """Reports a requested, unfinished call as cancelled."""

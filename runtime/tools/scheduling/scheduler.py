@@ -5,6 +5,9 @@ One call, in order: look up the tool, validate the args, BeforeTool hook, policy
 `tool_requested` event, approval through the Host if needed, `in_progress`,
 execution (progress as `tool_updated`), truncation of large output, AfterTool
 hook, `tool_finished`. The model gets `{"output": text}` or `{"error": text}`.
+A stage that ends a call early does so through a `NoReturn` helper
+(`CallReporter.fail` / `denied`, raising `CallEnded`); the approval stage is
+`approval_stage.ApprovalStage`, the hook stages `hook_stages.HookStages`.
 
 An AfterTool hook's `tailToolCallRequest` makes the scheduler run that call next,
 through the same pipeline (its own BeforeTool hook, policy and approval), shown as
@@ -32,26 +35,18 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from runtime.errors import RuntimeAgentError, ToolError
-from runtime.host import PermissionOutcome, PermissionRequest
+from runtime.errors import ToolError
 from runtime.protocol import DisplayContent, DisplayText, NoticeSink, ToolDisplay
 from runtime.services.truncation import DEFAULT_THRESHOLD, truncate_output
 from runtime.tools.base import MEDIA_KEY, GcliTool, ToolEnv, ToolResult
 from runtime.tools.policy.defaults import EDIT_TOOLS
-from runtime.tools.policy.modes import mode_rank, parse_mode
 from runtime.tools.policy.rules import PolicyDecision
-from runtime.tools.scheduling.approvals import (
-    REJECTED_MESSAGE,
-    ApprovalCancelled,
-    ApprovalChoice,
-    ApprovalQueue,
-    build_permission_request,
-    choice_from_outcome,
-)
+from runtime.tools.scheduling.approval_stage import AnswerCallback, ApprovalStage, AskCallback
+from runtime.tools.scheduling.approvals import ApprovalQueue
 from runtime.tools.scheduling.calls import CANCELLED_MESSAGE, CallEnded, ToolCall, ToolCallOutcome
 from runtime.tools.scheduling.checks import (
     CancelCallback,
@@ -62,7 +57,7 @@ from runtime.tools.scheduling.checks import (
     schema_error,
 )
 from runtime.tools.scheduling.hook_stages import HookStages
-from runtime.tools.scheduling.hooks import NoToolHooks, ToolHookContext, ToolHooks, mcp_context_of
+from runtime.tools.scheduling.hooks import NoToolHooks, ToolHookContext, ToolHooks
 from runtime.tools.scheduling.reporting import CallReporter, NullToolEventSink, ToolEventSink
 
 __all__ = [
@@ -109,22 +104,16 @@ class Scheduler:
         output_dir: Path | None = None,
         should_truncate: Callable[[str, GcliTool], bool] = default_should_truncate,
         notify: NoticeSink | None = None,
-        on_ask: Callable[[PermissionRequest, GcliTool], Awaitable[None] | None] | None = None,
+        on_ask: AskCallback | None = None,
         on_stop: Callable[[str], None] | None = None,
-        on_answer: Callable[[PermissionRequest, PermissionOutcome], None] | None = None,
+        on_answer: AnswerCallback | None = None,
     ) -> None:
         self._notice_sink = notify
-        self._on_ask = on_ask  # the Notification hook, told of every permission request
-        self._on_answer = on_answer  # the session record, told of every answer
         self._tools = dict(tools)
         self._env = env
         self._policy = policy
         self._mode_getter = mode_getter
         self._on_mode_change = on_mode_change
-        self._on_cancel = on_cancel
-        self._cancelled_through = (
-            -1
-        )  # calls with tickets up to this one were cancelled with the turn
         self._report = CallReporter(events or NullToolEventSink())
         self._hook_stages = HookStages(
             hooks or NoToolHooks(), self._report, self._notify, on_stop=on_stop
@@ -134,6 +123,18 @@ class Scheduler:
         self._output_dir = output_dir or env.temp_dir
         self._should_truncate = should_truncate
         self._queue = ApprovalQueue()
+        self._approval = ApprovalStage(
+            host=env.host,
+            policy=policy,
+            report=self._report,
+            queue=self._queue,
+            judge=lambda call, tool: self._evaluate(call, tool, self._mode_getter()),
+            change_mode=self._change_mode,
+            notify=self._notify,
+            on_ask=on_ask,
+            on_answer=on_answer,
+            on_cancel=on_cancel,
+        )
         # Edits run in call order: the next one may be asked while one is written, but it
         # is written after it (the model's second edit may build on its first).
         self._writes = ApprovalQueue()
@@ -189,7 +190,7 @@ class Scheduler:
         try:
             if tool is None:
                 available = ", ".join(sorted(self._tools)) or "none"
-                return await self._report.fail(
+                await self._report.fail(
                     call, f'Tool "{call.name}" not found. Available tools: {available}.'
                 )
             return await self._run(call, tool)
@@ -207,7 +208,7 @@ class Scheduler:
 
     async def _run(self, call: ToolCall, tool: GcliTool) -> dict[str, Any]:
         await self._check_args(call, tool)
-        context = ToolHookContext(mcp_context_of(tool), call.original_name)
+        context = ToolHookContext(tool.mcp_context(), call.original_name)
         before = await self._hook_stages.before(call, context)
         if before.tool_input is not None:  # merged over the model's args, as Gemini CLI
             call.args = {**call.args, **before.tool_input}
@@ -216,10 +217,9 @@ class Scheduler:
         mode = self._mode_getter()
         verdict = self._evaluate(call, tool, mode)
         if verdict.decision == "deny":
-            await self._finish_denied(call, verdict)
+            await self._report.denied(call, verdict)
         # An MCP tool's arguments mean what its server says; only built-in tools' paths are checked.
-        mcp = getattr(tool, "mcp_server", None) is not None
-        outside = None if mcp else outside_workspace(call.args, self._env)
+        outside = None if tool.mcp_server is not None else outside_workspace(call.args, self._env)
         if outside is not None:
             await self._report.fail(call, outside)
         preview = await self._preview(call, tool)
@@ -230,7 +230,7 @@ class Scheduler:
                 await self._report.fail(
                     call, "This tool call needs the user's approval, which cannot be asked here."
                 )
-            await self._approve(call, tool, mode, preview, forced=before.decision == "ask")
+            await self._approval.approve(call, tool, mode, preview, forced=before.decision == "ask")
         self._queue.release(call.ticket)
         record_run = getattr(self._policy, "record_run", None)
         if record_run is not None:  # a write under .git/ changes what is asked from now on
@@ -282,8 +282,8 @@ class Scheduler:
             call.args,
             mode=mode,
             interactive=self._interactive,
-            mcp_server=getattr(tool, "mcp_server", None),
-            read_only=getattr(tool, "read_only", False) is True,
+            mcp_server=tool.mcp_server,
+            read_only=tool.read_only,
         )
 
     async def _preview(self, call: ToolCall, tool: GcliTool) -> tuple[DisplayContent, ...]:
@@ -295,96 +295,9 @@ class Scheduler:
             reason = (DisplayText(text=str(exc)),)  # and show the user why
             call.display = call.display.model_copy(update={"content": reason})
             await self._report.fail(call, str(exc))
-            return ()
         except Exception as exc:  # the preview is optional; the call can still be judged without it
             logger.warning("preview of %s failed: %s", call.name, exc)
             return ()
-
-    async def _approve(
-        self,
-        call: ToolCall,
-        tool: GcliTool,
-        mode: str,
-        preview: tuple[DisplayContent, ...],
-        *,
-        forced: bool,
-    ) -> None:
-        await self._queue.wait_turn(call.ticket)
-        if call.ticket <= self._cancelled_through:
-            await self._cancel_with_turn(call, first=False)
-        if not forced:  # an earlier "always" answer may have settled it while this call waited
-            verdict = self._evaluate(call, tool, self._mode_getter())
-            if verdict.decision == "allow":
-                return
-            if verdict.decision == "deny":
-                await self._finish_denied(call, verdict)
-        request = build_permission_request(
-            call_id=call.call_id,
-            args=call.args,
-            display=call.display,
-            preview=preview,
-            mcp_server=getattr(tool, "mcp_server", None),
-        )
-        if self._on_ask is not None:  # awaited, as Gemini CLI: the hook is told first
-            told = self._on_ask(request, tool)
-            if inspect.isawaitable(told):
-                await told
-        try:
-            outcome = await self._env.host.request_permission(request)
-        except asyncio.CancelledError:  # the turn was cancelled while the question waited
-            if self._on_answer is not None:
-                self._on_answer(request, PermissionOutcome(option_id=None))
-            raise
-        except (RuntimeAgentError, OSError, ConnectionError) as exc:
-            logger.warning("permission request for %s failed: %s", call.name, exc)
-            await self._report.fail(call, f"Could not ask the user for approval: {exc}")
-            return
-        if self._on_answer is not None:
-            self._on_answer(request, outcome)
-        choice = choice_from_outcome(outcome)
-        logger.info("approval of %s (%s): %s", call.name, call.call_id, choice)
-        await self._apply_choice(call, choice, mode)
-
-    async def _apply_choice(self, call: ToolCall, choice: ApprovalChoice, mode: str) -> None:
-        match choice:
-            case "proceed_once":
-                return
-            case "proceed_always":
-                self._policy.add_session_rule(call.name, call.args, mode=mode)
-                if call.name in EDIT_TOOLS and mode_rank(parse_mode(mode)) < mode_rank("autoEdit"):
-                    await self._change_mode("autoEdit")
-            case "proceed_always_and_save":
-                try:
-                    self._policy.save_rule(call.name, call.args, mode=mode)
-                except RuntimeAgentError as exc:
-                    logger.warning("could not save the rule: %s", exc)
-                    self._policy.add_session_rule(call.name, call.args, mode=mode)
-                    await self._notify(
-                        f"Could not save the permission; it holds for this session only: {exc}"
-                    )
-            case "proceed_always_server":
-                server = getattr(self._tools.get(call.name), "mcp_server", None)
-                if server is not None and hasattr(self._policy, "allow_server"):
-                    self._policy.allow_server(server, mode=mode)
-            case "reject":
-                await self._report.fail(call, REJECTED_MESSAGE)
-            case "reject_always":
-                self._policy.add_session_rule(call.name, call.args, mode=mode, decision="deny")
-                await self._report.fail(call, REJECTED_MESSAGE)
-            case "cancelled":
-                await self._cancel_with_turn(call, first=True)
-
-    async def _cancel_with_turn(self, call: ToolCall, *, first: bool) -> None:
-        """Ends the call as cancelled because the user cancelled the turn (see the module doc)."""
-        self._cancelled_through = max(self._cancelled_through, self._queue.last_ticket)
-        await self._report.cancelled(call)
-        if self._on_cancel is None:
-            raise ApprovalCancelled(call.call_id, call.name)
-        if first:
-            result = self._on_cancel()
-            if inspect.isawaitable(result):
-                await result
-        raise CallEnded({"error": CANCELLED_MESSAGE})
 
     async def _execute(
         self, call: ToolCall, tool: GcliTool, preview: tuple[DisplayContent, ...]
@@ -420,11 +333,6 @@ class Scheduler:
         except Exception as exc:  # display() is cosmetic; never let it fail a call
             logger.warning("display() of %s failed: %s", name, exc)
             return ToolDisplay(title=name, kind=tool.kind)
-
-    async def _finish_denied(self, call: ToolCall, verdict: PolicyDecision) -> None:
-        detail = f": {verdict.deny_message}" if verdict.deny_message else "."
-        logger.info("policy denied %s (%s): %s", call.name, call.call_id, verdict.reason)
-        await self._report.fail(call, f"Tool execution denied by policy{detail}")
 
     async def _notify(self, message: str | None) -> None:
         if message and self._notice_sink is not None:
