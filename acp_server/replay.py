@@ -11,25 +11,39 @@ messages: the last plan, the title, the mode and the config options.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast, get_args
 
 from acp import schema
 from pydantic import TypeAdapter, ValidationError
 
 from acp_server.updates import (
+    ToolCallStatus,
     Update,
     config_update,
     mode_update,
     notice_meta,
     notice_text,
+    plan_update,
     replayed_permission_meta,
+    tool_call_update,
     tool_content,
 )
-from runtime.protocol import DisplayContent
+from runtime.protocol import (
+    DisplayContent,
+    DisplayText,
+    PlanEntry,
+    ToolDisplay,
+    ToolKind,
+    ToolLocation,
+)
 from runtime.services.recording import Message
 
 _DISPLAY: TypeAdapter[DisplayContent] = TypeAdapter(DisplayContent)
-_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed"}
+_STATUS: dict[str, ToolCallStatus] = {
+    "success": "completed",
+    "error": "failed",
+    "cancelled": "failed",
+}
 
 
 def _text(text: str) -> schema.TextContentBlock:
@@ -72,28 +86,34 @@ def _display(items: Any) -> tuple[DisplayContent, ...]:
     return tuple(out)
 
 
-def _tool_call(call: dict[str, Any]) -> schema.ToolCallStart:
-    locations = [
-        schema.ToolCallLocation(path=str(loc["path"]), line=loc.get("line"))
+def _call_display(call: dict[str, Any]) -> ToolDisplay:
+    """A recorded tool call as it was shown: title, kind, locations, content (its
+    display, else the text of its result)."""
+    locations = tuple(
+        ToolLocation(path=loc["path"], line=loc.get("line"))
         for loc in call.get("locations") or ()
         if isinstance(loc, dict) and isinstance(loc.get("path"), str)
-    ]
-    content = tool_content(_display(call.get("display")))
-    if not content and isinstance(call.get("resultDisplay"), str) and call["resultDisplay"]:
-        content = [
-            schema.ContentToolCallContent(type="content", content=_text(call["resultDisplay"]))
-        ]
-    permission = call.get("permission")
-    return schema.ToolCallStart(
-        session_update="tool_call",
-        field_meta=replayed_permission_meta(permission) if isinstance(permission, dict) else None,
-        tool_call_id=str(call.get("id")),
+    )
+    content = _display(call.get("display"))
+    if not tool_content(content) and isinstance(call.get("resultDisplay"), str):
+        content = (DisplayText(text=call["resultDisplay"]),) if call["resultDisplay"] else ()
+    kind = call.get("kind")
+    return ToolDisplay(
         title=str(call.get("displayName") or call.get("name") or "tool"),
-        kind=call.get("kind") or "other",
-        status=_STATUS.get(str(call.get("status")), "failed"),  # type: ignore[arg-type]
-        locations=locations or None,
+        kind=cast(ToolKind, kind) if kind in get_args(ToolKind) else "other",
+        locations=locations,
+        content=content,
+    )
+
+
+def _tool_call(call: dict[str, Any]) -> schema.ToolCallStart:
+    permission = call.get("permission")
+    return tool_call_update(
+        str(call.get("id")),
+        _call_display(call),
+        status=_STATUS.get(str(call.get("status")), "failed"),
         raw_input=call.get("args"),
-        content=content or None,
+        meta=replayed_permission_meta(permission) if isinstance(permission, dict) else None,
     )
 
 
@@ -141,20 +161,7 @@ def replay_updates(
         yield from message_updates(message)
     plan = metadata.get("plan")
     if isinstance(plan, list) and plan:
-        yield schema.AgentPlanUpdate.model_validate(
-            {
-                "sessionUpdate": "plan",
-                "entries": [
-                    {
-                        "content": str(e.get("content", "")),
-                        "priority": e.get("priority", "medium"),
-                        "status": e.get("status", "pending"),
-                    }
-                    for e in plan
-                    if isinstance(e, dict)
-                ],
-            }
-        )
+        yield plan_update(tuple(PlanEntry.of(e) for e in plan if isinstance(e, dict)))
     title = metadata.get("title")
     if isinstance(title, str) and title:
         yield schema.SessionInfoUpdate(session_update="session_info_update", title=title)

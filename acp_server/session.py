@@ -23,7 +23,13 @@ from acp import schema
 
 from acp_server.errors import BUSY, INTERNAL_ERROR, MODEL_ERROR, AcpError
 from acp_server.updates import UpdateMapper, config_update, mode_update, stop_reason
-from runtime.protocol import AgentEndEvent, AgentEvent, CustomEvent, ErrorEvent, MessageSend
+from runtime.protocol import (
+    AgentEndEvent,
+    AgentEvent,
+    CommandsChangedEvent,
+    ErrorEvent,
+    MessageSend,
+)
 
 if TYPE_CHECKING:
     from acp_server.transport import JsonRpcEngine
@@ -67,7 +73,7 @@ class AcpSession:
     def _on_event(self, event: AgentEvent) -> None:
         if isinstance(event, ErrorEvent) and event.fatal:
             self._last_fatal = event
-        if isinstance(event, CustomEvent) and event.kind == "commands_changed":
+        if isinstance(event, CommandsChangedEvent):
             self.announce_commands()
             return
         for update in self._mapper.map(event):

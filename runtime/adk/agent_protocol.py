@@ -46,11 +46,11 @@ from runtime.protocol import (
     AgentProtocol,
     AgentSend,
     AgentStartEvent,
-    CustomEvent,
     ErrorEvent,
     ErrorStatus,
     MessageEvent,
     MessageSend,
+    NoticeEvent,
     SendResult,
     SessionUpdateEvent,
     Subscriber,
@@ -248,9 +248,7 @@ class AdkAgentProtocol(AgentProtocol):
 
     def notice(self, text: str) -> None:
         """Show a message to the user in the current stream (a silent fallback, a retry)."""
-        self.emit_external(
-            lambda i, s: CustomEvent(id=i, stream_id=s, kind="notice", data={"text": text})
-        )
+        self.emit_external(lambda i, s: NoticeEvent(id=i, stream_id=s, text=text))
 
     def pending_notice(self, text: str) -> None:
         """A notice for the user that waits for the next stream (said before any prompt)."""
@@ -309,9 +307,7 @@ class AdkAgentProtocol(AgentProtocol):
                 self._emit(SessionUpdateEvent(id=ids(), stream_id=stream_id, title=title))
         self._announce_model(stream_id)
         for text in self._pending_notices:
-            self._emit(
-                CustomEvent(id=ids(), stream_id=stream_id, kind="notice", data={"text": text})
-            )
+            self._emit(NoticeEvent(id=ids(), stream_id=stream_id, text=text))
         self._pending_notices.clear()
 
     async def _run_turns(self, payload: MessageSend, translator: AdkEventTranslator) -> None:

@@ -32,9 +32,10 @@ from runtime.host import PermissionOutcome, PermissionRequest
 from runtime.protocol import (
     AgentEndEvent,
     AgentEvent,
-    CustomEvent,
     ErrorEvent,
     MessageEvent,
+    NoticeEvent,
+    PlanEvent,
     SessionUpdateEvent,
     TextPart,
     ToolDisplay,
@@ -325,14 +326,12 @@ class SessionRecorder:
                 self.recording.set_metadata(**fields)
                 if self._on_metadata is not None:
                     self._on_metadata(self.recording.metadata)
-        elif isinstance(event, CustomEvent):
-            data = event.data or {}
-            if event.kind == "plan":
-                self.recording.set_metadata(plan=data.get("entries", []))
-            elif event.kind == "notice" and data.get("text"):
-                if data.get("retry"):
-                    self._seal()
-                self.recording.record_message({"type": "info", "content": str(data["text"])})
+        elif isinstance(event, PlanEvent):
+            self.recording.set_metadata(plan=[e.model_dump() for e in event.entries])
+        elif isinstance(event, NoticeEvent) and event.text:
+            if event.retry:
+                self._seal()
+            self.recording.record_message({"type": "info", "content": event.text})
         elif isinstance(event, ErrorEvent):
             kind = "error" if event.fatal else "warning"
             self.recording.record_message({"type": kind, "content": event.message})
