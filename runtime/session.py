@@ -332,7 +332,7 @@ class AgentSession:
 
     async def maybe_compress(self) -> None:
         """Compress before a prompt when the last one used `threshold` of the window."""
-        from runtime.models.context_windows import context_window
+        from runtime.models.catalog import context_window
         from runtime.services.compression import CompressionError, compression_threshold
 
         if self.recorder is None:

@@ -38,7 +38,7 @@ from runtime.adk.stream_check import InvalidStreamError
 from runtime.adk.stream_control import StreamControl
 from runtime.adk.translator import HTTP_TO_STATUS, AdkEventTranslator
 from runtime.errors import ModelError, StreamActiveError
-from runtime.models.context_windows import context_window as context_window_of
+from runtime.models.catalog import context_window as context_window_of
 from runtime.protocol import (
     AgentEndEvent,
     AgentEndReason,

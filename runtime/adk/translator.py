@@ -20,7 +20,7 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from runtime.adk.model import NOTICE_KEY
-from runtime.models.context_windows import context_window as context_window_of
+from runtime.models.catalog import context_window as context_window_of
 from runtime.protocol import (
     AgentEndReason,
     AgentEvent,

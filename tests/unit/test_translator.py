@@ -131,7 +131,7 @@ def test_a_finish_reason_is_told_never_a_fatal_error_and_refusals_map_to_refusal
 
 
 def test_the_context_window_comes_from_the_model_table() -> None:
-    from runtime.models.context_windows import context_window
+    from runtime.models.catalog import context_window
 
     assert context_window("gemini-2.5-pro") == 1_048_576
     assert context_window("models/gemini-1.5-pro-002") == 2_097_152
