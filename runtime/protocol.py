@@ -212,13 +212,27 @@ class UsageEvent(_EventBase):
     context_window: int | None = None
 
 
+class ModelFailure(_Frozen):
+    """A model call that failed for good, as one value from the engine (where the
+    exception is caught) to the editor face (`acp_server/errors.py` maps it onto a
+    JSON-RPC error): the gRPC status, our finer `code` (QUOTA_EXHAUSTED, ...), the
+    model, and the HTTP status when only that is known."""
+
+    status: ErrorStatus
+    code: str | None = None
+    model: str | None = None
+    http_status: int | None = None
+
+
 class ErrorEvent(_EventBase):
-    """An error the user should see. `meta["code"]` carries codes such as LOOP_DETECTED."""
+    """An error the user should see. `meta["code"]` carries codes such as LOOP_DETECTED;
+    `failure` is set when the model call failed for good (the turn then fails)."""
 
     type: Literal["error"] = "error"
     status: ErrorStatus
     message: str
     fatal: bool
+    failure: ModelFailure | None = None
 
 
 class PlanEntry(_Frozen):
