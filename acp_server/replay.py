@@ -36,7 +36,14 @@ from runtime.protocol import (
     ToolKind,
     ToolLocation,
 )
-from runtime.services.recording import Message
+from runtime.services.record import (
+    GeminiMessage,
+    Message,
+    NoticeMessage,
+    UserMessage,
+    is_typed_prompt,
+    tool_calls,
+)
 
 _DISPLAY: TypeAdapter[DisplayContent] = TypeAdapter(DisplayContent)
 _STATUS: dict[str, ToolCallStatus] = {
@@ -50,9 +57,7 @@ def _text(text: str) -> schema.TextContentBlock:
     return schema.TextContentBlock(type="text", text=text)
 
 
-def _user(message: Message) -> Iterator[Update]:
-    if message.get("synthetic"):
-        return
+def _user(message: UserMessage) -> Iterator[Update]:
     shown = message.get("displayContent")
     content = message.get("content")
     parts = content if isinstance(content, list) else [content]
@@ -117,7 +122,7 @@ def _tool_call(call: dict[str, Any]) -> schema.ToolCallStart:
     )
 
 
-def _gemini(message: Message) -> Iterator[Update]:
+def _gemini(message: GeminiMessage) -> Iterator[Update]:
     for thought in message.get("thoughts") or ():
         text = thought.get("description") if isinstance(thought, dict) else None
         if isinstance(text, str) and text:
@@ -127,26 +132,30 @@ def _gemini(message: Message) -> Iterator[Update]:
     content = message.get("content")
     if isinstance(content, str) and content:
         yield schema.AgentMessageChunk(session_update="agent_message_chunk", content=_text(content))
-    for call in message.get("toolCalls") or ():
-        if isinstance(call, dict):
-            yield _tool_call(call)
+    for call in tool_calls(message):
+        yield _tool_call(call)
+
+
+def _notice(message: NoticeMessage) -> Iterator[Update]:
+    content, level = message.get("content"), message["type"]
+    if not isinstance(content, str):
+        return
+    text = notice_text(content) if level == "info" else f"\n\n**{content}**\n"
+    yield schema.AgentMessageChunk(
+        session_update="agent_message_chunk",
+        content=_text(text),
+        field_meta=notice_meta(level, content),
+    )
 
 
 def message_updates(message: Message) -> Iterator[Update]:
-    kind = message.get("type")
-    if kind == "user":
+    """What one recorded message showed (a guard's synthetic prompt: nothing)."""
+    if is_typed_prompt(message):
         yield from _user(message)
-    elif kind == "gemini":
+    elif message["type"] == "gemini":
         yield from _gemini(message)
-    elif kind in ("info", "warning", "error") and isinstance(message.get("content"), str):
-        text = (
-            notice_text(message["content"]) if kind == "info" else f"\n\n**{message['content']}**\n"
-        )
-        yield schema.AgentMessageChunk(
-            session_update="agent_message_chunk",
-            content=_text(text),
-            field_meta=notice_meta(kind, message["content"]),
-        )
+    elif message["type"] in ("info", "warning", "error"):
+        yield from _notice(message)
 
 
 def replay_updates(

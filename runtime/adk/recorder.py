@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from google.adk.events.event import Event
 from google.genai import types
@@ -43,7 +43,15 @@ from runtime.protocol import (
     ToolResponseEvent,
     UsageEvent,
 )
-from runtime.services.recording import ChatRecordingService, Message, new_message_id
+from runtime.services.record import (
+    GeminiMessage,
+    Message,
+    NoticeMessage,
+    UserMessage,
+    new_message_id,
+    tool_calls,
+)
+from runtime.services.recording import ChatRecordingService
 
 logger = logging.getLogger(__name__)
 
@@ -76,12 +84,12 @@ class SessionRecorder:
         self._on_metadata = on_metadata
         self._prompt_text: str | None = None
         self._call_message: dict[str, str] = {}  # function call id → gemini message id
-        self._last_model: Message | None = None
+        self._last_model: GeminiMessage | None = None
         self._unrecorded: list[str] = []  # agent text streamed since the last model record
         self._partial_id: str | None = None  # the record message holding `_unrecorded`
         self._flush: asyncio.TimerHandle | None = None
         for message in recording.messages:
-            for call in message.get("toolCalls") or ():
+            for call in tool_calls(message):
                 self._call_message[str(call.get("id"))] = message["id"]
 
     # ------------------------------------------------------------ ADK events (history)
@@ -107,7 +115,7 @@ class SessionRecorder:
 
     def _user(self, event: Event, content: types.Content) -> None:
         prompt, self._prompt_text = self._prompt_text, None
-        message: Message = {
+        message: UserMessage = {
             "id": event.id,
             "type": "user",
             "content": [dump_part(p) for p in content.parts or ()],
@@ -133,7 +141,7 @@ class SessionRecorder:
                 {"id": call_id, "name": call.name, "args": call.args or {}, "status": "executing"}
             )
             self._call_message[call_id] = message_id
-        message: Message = {
+        message: GeminiMessage = {
             "id": message_id,  # the answer replaces its streamed part
             "type": "gemini",
             "content": text,
@@ -181,9 +189,13 @@ class SessionRecorder:
         if self._partial_id is None:
             self._partial_id = new_message_id()
         text = "".join(self._unrecorded)
-        self.recording.record_message(
-            {"id": self._partial_id, "type": "gemini", "content": text, "partial": True}
-        )
+        partial: GeminiMessage = {
+            "id": self._partial_id,
+            "type": "gemini",
+            "content": text,
+            "partial": True,
+        }
+        self.recording.record_message(partial)
 
     def _seal(self) -> None:
         """A retry follows: what was streamed so far stays in the record as seen (the
@@ -234,7 +246,7 @@ class SessionRecorder:
         message = self.recording.message(message_id) if message_id else None
         if message is None:
             return None
-        for call in message.get("toolCalls") or ():
+        for call in tool_calls(message):
             if call.get("id") == call_id:
                 return message, call
         return None
@@ -331,7 +343,7 @@ class SessionRecorder:
         elif isinstance(event, NoticeEvent) and event.text:
             if event.retry:
                 self._seal()
-            self.recording.record_message({"type": "info", "content": event.text})
+            self.recording.record_message(NoticeMessage(type="info", content=event.text))
         elif isinstance(event, ErrorEvent):
-            kind = "error" if event.fatal else "warning"
-            self.recording.record_message({"type": kind, "content": event.message})
+            level: Literal["error", "warning"] = "error" if event.fatal else "warning"
+            self.recording.record_message(NoticeMessage(type=level, content=event.message))
