@@ -212,6 +212,40 @@ class SessionRecorder:
             self._flush.cancel()
             self._flush = None
 
+    def _tool_done(self, event: ToolResponseEvent) -> None:
+        """A call's result: its status, display and output on the recorded call."""
+        found = self._call(event.request_id)
+        if found is None:
+            return
+        message, call = found
+        status = (event.data or {}).get("status")
+        call["status"] = (
+            "cancelled" if status == "cancelled" else "error" if event.is_error else "success"
+        )
+        if event.display is not None:
+            call.update(_display_fields(event.display))
+        output = (event.data or {}).get("output")
+        if isinstance(output, str):
+            call["resultDisplay"] = output[:2000]
+        self.recording.record_message(message)
+
+    def _session_facts(self, event: SessionUpdateEvent) -> None:
+        """Title, model, mode and model choice into the record's metadata."""
+        fields: dict[str, Any] = {}
+        if event.title:
+            fields["title"] = event.title
+        if event.model:
+            fields["model"] = event.model
+        for key, value in (event.config or {}).items():
+            if key == "mode":
+                fields["mode"] = value
+            elif key == "model":
+                fields["modelChoice"] = value
+        if fields:
+            self.recording.set_metadata(**fields)
+            if self._on_metadata is not None:
+                self._on_metadata(self.recording.metadata)
+
     def _usage(self, event: UsageEvent) -> None:
         """Tokens of the last model response, when its consolidated event had none."""
         message = self._last_model
@@ -307,37 +341,11 @@ class SessionRecorder:
             if found is not None:
                 found[1].update(_display_fields(event.display))
         elif isinstance(event, ToolResponseEvent):
-            found = self._call(event.request_id)
-            if found is None:
-                return
-            message, call = found
-            status = (event.data or {}).get("status")
-            call["status"] = (
-                "cancelled" if status == "cancelled" else "error" if event.is_error else "success"
-            )
-            if event.display is not None:
-                call.update(_display_fields(event.display))
-            output = (event.data or {}).get("output")
-            if isinstance(output, str):
-                call["resultDisplay"] = output[:2000]
-            self.recording.record_message(message)
+            self._tool_done(event)
         elif isinstance(event, UsageEvent):
             self._usage(event)
         elif isinstance(event, SessionUpdateEvent):
-            fields: dict[str, Any] = {}
-            if event.title:
-                fields["title"] = event.title
-            if event.model:
-                fields["model"] = event.model
-            for key, value in (event.config or {}).items():
-                if key == "mode":
-                    fields["mode"] = value
-                elif key == "model":
-                    fields["modelChoice"] = value
-            if fields:
-                self.recording.set_metadata(**fields)
-                if self._on_metadata is not None:
-                    self._on_metadata(self.recording.metadata)
+            self._session_facts(event)
         elif isinstance(event, PlanEvent):
             self.recording.set_metadata(plan=[e.model_dump() for e in event.entries])
         elif isinstance(event, NoticeEvent) and event.text:

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, cast
 
-from runtime.services.record import Message, tool_calls
+from runtime.services.record import Message, is_typed_prompt, tool_calls
 from runtime.services.recording import (
     ConversationRecord,
     SessionSummary,
@@ -61,7 +61,7 @@ def _read(path: Path) -> ConversationRecord | None:
 
 def _title(messages: list[Message]) -> str | None:
     for message in messages:
-        if message["type"] != "user":
+        if not is_typed_prompt(message):
             continue
         content = message.get("content")
         if isinstance(content, list):
