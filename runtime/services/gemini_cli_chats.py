@@ -17,13 +17,15 @@ import os
 from pathlib import Path
 from typing import Any, cast
 
-from runtime.services.record import Message, is_typed_prompt, tool_calls
-from runtime.services.recording import (
+from runtime.services.record import (
     ConversationRecord,
-    SessionSummary,
+    Message,
+    is_typed_prompt,
     parse_record,
     project_hash,
+    tool_calls,
 )
+from runtime.services.recording import SessionSummary
 
 logger = logging.getLogger(__name__)
 

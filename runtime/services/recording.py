@@ -33,16 +33,17 @@ from pathlib import Path
 from typing import Any
 
 from runtime.services.atomic_write import write_atomically
+from runtime.services.record import (
+    RECORD_SUFFIX,
+    new_message_id,
+    now_iso,
+    project_hash,
+)
 
-# the record's format lives in `record.py`; these names are read from here too
-from runtime.services.record import RECORD_SUFFIX as RECORD_SUFFIX
+# the record's format lives in `record.py`; these names are still read from here
 from runtime.services.record import ConversationRecord as ConversationRecord
 from runtime.services.record import Message as Message
 from runtime.services.record import load_record as load_record
-from runtime.services.record import new_message_id as new_message_id
-from runtime.services.record import now_iso as now_iso
-from runtime.services.record import parse_record as parse_record
-from runtime.services.record import project_hash as project_hash
 
 logger = logging.getLogger(__name__)
 
