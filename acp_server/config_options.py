@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from acp_server.errors import invalid_params
+from runtime.models.catalog import OFFERED
 from runtime.tools.policy.modes import MODES, is_mode
 
 if TYPE_CHECKING:
@@ -18,14 +19,7 @@ if TYPE_CHECKING:
 
 MODE_IDS = tuple(m.id for m in MODES)
 
-MODEL_CHOICES: tuple[tuple[str, str], ...] = (
-    ("auto", "Auto (routes between Pro and Flash)"),
-    ("gemini-2.5-pro", "Gemini 2.5 Pro"),
-    ("gemini-2.5-flash", "Gemini 2.5 Flash"),
-    ("gemini-2.5-flash-lite", "Gemini 2.5 Flash Lite"),
-    ("gemini-3-pro-preview", "Gemini 3 Pro (preview)"),
-    ("gemini-3-flash-preview", "Gemini 3 Flash (preview)"),
-)
+MODEL_CHOICES: tuple[tuple[str, str], ...] = tuple((m.id, m.display_name) for m in OFFERED)
 
 MODE_OPTION = "mode"
 MODEL_OPTION = "model"

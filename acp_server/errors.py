@@ -11,8 +11,9 @@
 | -32800 | request cancelled    | `$/cancel_request` cancelled the request                    |
 | -32000 | auth required        | no credentials (and no fake model)                          |
 | -32002 | resource not found   | unknown session id                                          |
-| -32003 | model error          | the model call failed for good (quota, not found, ...);     |
-|        |                      | data: {code, status, model}                                 |
+| -32003 | model error          | the model call failed for good (quota, not found, ...): a   |
+|        |                      | `ModelError`, or a turn's `ModelFailure`; data: {status,    |
+|        |                      | code, model, httpStatus} (those known)                      |
 | -32004 | busy                 | a prompt is already running in the session                  |
 """
 
@@ -29,6 +30,7 @@ from runtime.errors import (
     RuntimeAgentError,
     StreamActiveError,
 )
+from runtime.protocol import ErrorEvent, ModelFailure
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -87,3 +89,23 @@ def from_runtime(exc: RuntimeAgentError) -> AcpError:
     if isinstance(exc, CapabilityNotOffered):
         return AcpError(INTERNAL_ERROR, str(exc))
     return AcpError(INTERNAL_ERROR, str(exc))
+
+
+def model_failure(message: str, failure: ModelFailure) -> AcpError:
+    """The answer to a prompt whose model call failed for good."""
+    data: dict[str, Any] = {"status": failure.status}
+    if failure.code:
+        data["code"] = failure.code
+    if failure.model:
+        data["model"] = failure.model
+    if failure.http_status is not None:
+        data["httpStatus"] = failure.http_status
+    return AcpError(MODEL_ERROR, message, data)
+
+
+def turn_failed(fatal: ErrorEvent) -> AcpError:
+    """The answer to a prompt whose turn ended with `fatal`: a model failure, or an
+    internal error (a bug: the session stays usable)."""
+    if fatal.failure is not None:
+        return model_failure(fatal.message, fatal.failure)
+    return AcpError(INTERNAL_ERROR, fatal.message, {"status": fatal.status, **(fatal.meta or {})})

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
 
+from runtime.durations import format_duration
 from runtime.host import FallbackChoice, FallbackIntent, PermissionOption, PermissionRequest
 from runtime.protocol import DisplayText
 
@@ -49,16 +50,8 @@ def _describe(choice: FallbackChoice) -> str:
     if choice.quota:
         lines.append(f"Quota: {choice.quota}")
     if choice.reset_after_seconds:
-        lines.append(f"Resets in about {_human(choice.reset_after_seconds)}.")
+        lines.append(f"Resets in about {format_duration(choice.reset_after_seconds)}.")
     return "\n".join(lines)
-
-
-def _human(seconds: float) -> str:
-    if seconds < 90:
-        return f"{int(seconds)} s"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 async def ask_fallback(host: AcpHost, choice: FallbackChoice) -> FallbackIntent:

@@ -11,34 +11,53 @@ messages: the last plan, the title, the mode and the config options.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast, get_args
 
 from acp import schema
 from pydantic import TypeAdapter, ValidationError
 
 from acp_server.updates import (
+    ToolCallStatus,
     Update,
     config_update,
     mode_update,
     notice_meta,
     notice_text,
+    plan_update,
     replayed_permission_meta,
+    tool_call_update,
     tool_content,
 )
-from runtime.protocol import DisplayContent
-from runtime.services.recording import Message
+from runtime.protocol import (
+    DisplayContent,
+    DisplayText,
+    PlanEntry,
+    ToolDisplay,
+    ToolKind,
+    ToolLocation,
+)
+from runtime.services.record import (
+    GeminiMessage,
+    Message,
+    NoticeMessage,
+    UserMessage,
+    is_typed_prompt,
+    tool_calls,
+)
 
 _DISPLAY: TypeAdapter[DisplayContent] = TypeAdapter(DisplayContent)
-_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed"}
+_STATUS: dict[str, ToolCallStatus] = {
+    "success": "completed",
+    "error": "failed",
+    "cancelled": "failed",
+}
 
 
 def _text(text: str) -> schema.TextContentBlock:
     return schema.TextContentBlock(type="text", text=text)
 
 
-def _user(message: Message) -> Iterator[Update]:
-    if message.get("synthetic"):
-        return
+def _user(message: UserMessage) -> Iterator[Update]:
     shown = message.get("displayContent")
     content = message.get("content")
     parts = content if isinstance(content, list) else [content]
@@ -72,32 +91,38 @@ def _display(items: Any) -> tuple[DisplayContent, ...]:
     return tuple(out)
 
 
-def _tool_call(call: dict[str, Any]) -> schema.ToolCallStart:
-    locations = [
-        schema.ToolCallLocation(path=str(loc["path"]), line=loc.get("line"))
+def _call_display(call: dict[str, Any]) -> ToolDisplay:
+    """A recorded tool call as it was shown: title, kind, locations, content (its
+    display, else the text of its result)."""
+    locations = tuple(
+        ToolLocation(path=loc["path"], line=loc.get("line"))
         for loc in call.get("locations") or ()
         if isinstance(loc, dict) and isinstance(loc.get("path"), str)
-    ]
-    content = tool_content(_display(call.get("display")))
-    if not content and isinstance(call.get("resultDisplay"), str) and call["resultDisplay"]:
-        content = [
-            schema.ContentToolCallContent(type="content", content=_text(call["resultDisplay"]))
-        ]
-    permission = call.get("permission")
-    return schema.ToolCallStart(
-        session_update="tool_call",
-        field_meta=replayed_permission_meta(permission) if isinstance(permission, dict) else None,
-        tool_call_id=str(call.get("id")),
+    )
+    content = _display(call.get("display"))
+    if not tool_content(content) and isinstance(call.get("resultDisplay"), str):
+        content = (DisplayText(text=call["resultDisplay"]),) if call["resultDisplay"] else ()
+    kind = call.get("kind")
+    return ToolDisplay(
         title=str(call.get("displayName") or call.get("name") or "tool"),
-        kind=call.get("kind") or "other",
-        status=_STATUS.get(str(call.get("status")), "failed"),  # type: ignore[arg-type]
-        locations=locations or None,
-        raw_input=call.get("args"),
-        content=content or None,
+        kind=cast(ToolKind, kind) if kind in get_args(ToolKind) else "other",
+        locations=locations,
+        content=content,
     )
 
 
-def _gemini(message: Message) -> Iterator[Update]:
+def _tool_call(call: dict[str, Any]) -> schema.ToolCallStart:
+    permission = call.get("permission")
+    return tool_call_update(
+        str(call.get("id")),
+        _call_display(call),
+        status=_STATUS.get(str(call.get("status")), "failed"),
+        raw_input=call.get("args"),
+        meta=replayed_permission_meta(permission) if isinstance(permission, dict) else None,
+    )
+
+
+def _gemini(message: GeminiMessage) -> Iterator[Update]:
     for thought in message.get("thoughts") or ():
         text = thought.get("description") if isinstance(thought, dict) else None
         if isinstance(text, str) and text:
@@ -107,26 +132,30 @@ def _gemini(message: Message) -> Iterator[Update]:
     content = message.get("content")
     if isinstance(content, str) and content:
         yield schema.AgentMessageChunk(session_update="agent_message_chunk", content=_text(content))
-    for call in message.get("toolCalls") or ():
-        if isinstance(call, dict):
-            yield _tool_call(call)
+    for call in tool_calls(message):
+        yield _tool_call(call)
+
+
+def _notice(message: NoticeMessage) -> Iterator[Update]:
+    content, level = message.get("content"), message["type"]
+    if not isinstance(content, str):
+        return
+    text = notice_text(content) if level == "info" else f"\n\n**{content}**\n"
+    yield schema.AgentMessageChunk(
+        session_update="agent_message_chunk",
+        content=_text(text),
+        field_meta=notice_meta(level, content),
+    )
 
 
 def message_updates(message: Message) -> Iterator[Update]:
-    kind = message.get("type")
-    if kind == "user":
+    """What one recorded message showed (a guard's synthetic prompt: nothing)."""
+    if is_typed_prompt(message):
         yield from _user(message)
-    elif kind == "gemini":
+    elif message["type"] == "gemini":
         yield from _gemini(message)
-    elif kind in ("info", "warning", "error") and isinstance(message.get("content"), str):
-        text = (
-            notice_text(message["content"]) if kind == "info" else f"\n\n**{message['content']}**\n"
-        )
-        yield schema.AgentMessageChunk(
-            session_update="agent_message_chunk",
-            content=_text(text),
-            field_meta=notice_meta(kind, message["content"]),
-        )
+    elif message["type"] in ("info", "warning", "error"):
+        yield from _notice(message)
 
 
 def replay_updates(
@@ -141,20 +170,7 @@ def replay_updates(
         yield from message_updates(message)
     plan = metadata.get("plan")
     if isinstance(plan, list) and plan:
-        yield schema.AgentPlanUpdate.model_validate(
-            {
-                "sessionUpdate": "plan",
-                "entries": [
-                    {
-                        "content": str(e.get("content", "")),
-                        "priority": e.get("priority", "medium"),
-                        "status": e.get("status", "pending"),
-                    }
-                    for e in plan
-                    if isinstance(e, dict)
-                ],
-            }
-        )
+        yield plan_update(tuple(PlanEntry.of(e) for e in plan if isinstance(e, dict)))
     title = metadata.get("title")
     if isinstance(title, str) and title:
         yield schema.SessionInfoUpdate(session_update="session_info_update", title=title)

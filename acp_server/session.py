@@ -21,9 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 from acp import schema
 
-from acp_server.errors import BUSY, INTERNAL_ERROR, MODEL_ERROR, AcpError
+from acp_server.errors import BUSY, INTERNAL_ERROR, AcpError, turn_failed
 from acp_server.updates import UpdateMapper, config_update, mode_update, stop_reason
-from runtime.protocol import AgentEndEvent, AgentEvent, CustomEvent, ErrorEvent, MessageSend
+from runtime.protocol import (
+    AgentEndEvent,
+    AgentEvent,
+    CommandsChangedEvent,
+    ErrorEvent,
+    MessageSend,
+)
 
 if TYPE_CHECKING:
     from acp_server.transport import JsonRpcEngine
@@ -67,7 +73,7 @@ class AcpSession:
     def _on_event(self, event: AgentEvent) -> None:
         if isinstance(event, ErrorEvent) and event.fatal:
             self._last_fatal = event
-        if isinstance(event, CustomEvent) and event.kind == "commands_changed":
+        if isinstance(event, CommandsChangedEvent):
             self.announce_commands()
             return
         for update in self._mapper.map(event):
@@ -200,15 +206,7 @@ class AcpSession:
                 INTERNAL_ERROR,
                 f"The turn failed ({(end.data or {}).get('finishReason', 'unknown reason')}).",
             )
-        data: dict[str, Any] = {"status": fatal.status, **(fatal.meta or {})}
-        code = (
-            MODEL_ERROR
-            if fatal.status in ("RESOURCE_EXHAUSTED", "NOT_FOUND", "UNAVAILABLE")
-            else INTERNAL_ERROR
-        )
-        if fatal.meta and fatal.meta.get("httpStatus"):
-            code = MODEL_ERROR
-        return AcpError(code, fatal.message, data)
+        return turn_failed(fatal)
 
     async def cancel(self) -> None:
         if not self._prompting:

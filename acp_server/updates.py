@@ -22,17 +22,21 @@ from runtime.protocol import (
     AgentEndReason,
     AgentEvent,
     AgentStartEvent,
-    CustomEvent,
+    CommandsChangedEvent,
     DisplayContent,
     DisplayDiff,
     DisplayTerminal,
     DisplayText,
     ErrorEvent,
     MessageEvent,
+    NoticeEvent,
+    PlanEntry,
+    PlanEvent,
     SessionUpdateEvent,
     TextPart,
     ThoughtPart,
     ToolDisplay,
+    ToolLocation,
     ToolRequestEvent,
     ToolResponseEvent,
     ToolUpdateEvent,
@@ -40,14 +44,6 @@ from runtime.protocol import (
 )
 
 Update = Any  # one of the acp.schema session update models
-
-PlanStatus = Literal["pending", "in_progress", "completed"]
-PLAN_STATUS: dict[str, PlanStatus] = {
-    "pending": "pending",
-    "in_progress": "in_progress",
-    "completed": "completed",
-}
-
 
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
@@ -123,10 +119,47 @@ def tool_content(items: tuple[DisplayContent, ...]) -> list[Any]:
     return out
 
 
-def _locations(display: ToolDisplay | None) -> list[schema.ToolCallLocation] | None:
-    if display is None or not display.locations:
+def _locations(locations: tuple[ToolLocation, ...]) -> list[schema.ToolCallLocation] | None:
+    if not locations:
         return None
-    return [schema.ToolCallLocation(path=loc.path, line=loc.line) for loc in display.locations]
+    return [schema.ToolCallLocation(path=loc.path, line=loc.line) for loc in locations]
+
+
+ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
+
+
+def tool_call_update(
+    call_id: str,
+    display: ToolDisplay,
+    *,
+    status: ToolCallStatus,
+    raw_input: Any = None,
+    meta: dict[str, Any] | None = None,
+) -> schema.ToolCallStart:
+    """`tool_call`: a call as the editor first sees it, live (pending) or replayed
+    (its final status, the permission answer in `meta`)."""
+    return schema.ToolCallStart(
+        session_update="tool_call",
+        field_meta=meta,
+        tool_call_id=call_id,
+        title=display.title,
+        kind=display.kind,
+        status=status,
+        locations=_locations(display.locations),
+        raw_input=raw_input,
+        content=tool_content(display.content) or None,
+    )
+
+
+def plan_update(entries: tuple[PlanEntry, ...]) -> schema.AgentPlanUpdate:
+    """`plan`: the agent's whole plan, live and replayed."""
+    return schema.AgentPlanUpdate(
+        session_update="plan",
+        entries=[
+            schema.PlanEntry(content=e.content, priority=e.priority, status=e.status)
+            for e in entries
+        ],
+    )
 
 
 META_KEY = "adkAcp"  # this agent's key in `_meta`: clients that know it show more
@@ -184,10 +217,14 @@ class UpdateMapper:
             return [
                 self._chunk(f"\n\n**{event.message}**\n", notice_meta("warning", event.message))
             ]
-        if isinstance(event, CustomEvent):
-            return self._custom(event)
-        if isinstance(event, AgentStartEvent | AgentEndEvent):
-            return []
+        if isinstance(event, PlanEvent):
+            return [plan_update(event.entries)]
+        if isinstance(event, NoticeEvent):
+            if not event.text:
+                return []
+            return [self._chunk(notice_text(event.text), notice_meta("info", event.text))]
+        if isinstance(event, AgentStartEvent | AgentEndEvent | CommandsChangedEvent):
+            return []  # commands: `AcpSession` sends the whole list
         assert_never(event)
 
     @staticmethod
@@ -213,17 +250,8 @@ class UpdateMapper:
 
     @staticmethod
     def _tool_call(event: ToolRequestEvent) -> schema.ToolCallStart:
-        display = event.display
-        return schema.ToolCallStart(
-            session_update="tool_call",
-            tool_call_id=event.request_id,
-            title=display.title if display else event.name,
-            kind=display.kind if display else "other",
-            status="pending",
-            locations=_locations(display),
-            raw_input=event.args,
-            content=tool_content(display.content) if display and display.content else None,
-        )
+        display = event.display or ToolDisplay(title=event.name)
+        return tool_call_update(event.request_id, display, status="pending", raw_input=event.args)
 
     @staticmethod
     def _tool_done(event: ToolResponseEvent) -> schema.ToolCallProgress:
@@ -233,7 +261,7 @@ class UpdateMapper:
             tool_call_id=event.request_id,
             status="failed" if event.is_error else "completed",
             title=display.title if display else None,
-            locations=_locations(display),
+            locations=_locations(display.locations) if display else None,
             content=tool_content(display.content) if display and display.content else None,
             raw_output=event.data,
         )
@@ -252,23 +280,6 @@ class UpdateMapper:
                 out.append(mode_update(self._current_mode()))
             out.append(config_update(self._config_options()))
         return out
-
-    def _custom(self, event: CustomEvent) -> list[Update]:
-        data = event.data or {}
-        if event.kind == "plan":
-            entries = [
-                schema.PlanEntry(
-                    content=str(e.get("content", "")),
-                    priority=e.get("priority", "medium"),
-                    status=PLAN_STATUS.get(str(e.get("status")), "pending"),
-                )
-                for e in data.get("entries", [])
-            ]
-            return [schema.AgentPlanUpdate(session_update="plan", entries=entries)]
-        if event.kind == "notice" and data.get("text"):
-            text = str(data["text"])
-            return [self._chunk(notice_text(text), notice_meta("info", text))]
-        return []
 
 
 def permission_params(session_id: str, request: PermissionRequest) -> dict[str, Any]:

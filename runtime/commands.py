@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from runtime.durations import format_duration
 from runtime.errors import RuntimeAgentError, ToolError
+from runtime.services.record import UserMessage, is_typed_prompt, tool_calls
 from runtime.tools.catalog import append_fact, memory_file
 from runtime.tools.policy.modes import MODES, is_mode
 
@@ -111,7 +113,7 @@ async def _help(session: AgentSession, args: str) -> CommandOutcome:
     return CommandOutcome(help_text())
 
 
-def _prompt_text(message: dict[str, object]) -> str:
+def _prompt_text(message: UserMessage) -> str:
     shown = message.get("displayContent")
     text = shown if isinstance(shown, str) else ""
     first = text.strip().splitlines()[0] if text.strip() else "(no text)"
@@ -125,7 +127,7 @@ async def _rewind(session: AgentSession, args: str) -> CommandOutcome:
             return CommandOutcome("Usage: `/rewind [n]` with n ≥ 1 (the exchanges to remove).")
         turns = int(args)
     removed = await session.rewind(turns)
-    prompts = [m for m in removed if m.get("type") == "user" and not m.get("synthetic")]
+    prompts = [m for m in removed if is_typed_prompt(m)]
     if not prompts:
         return CommandOutcome("Nothing to rewind: the conversation is empty.")
     listed = "\n".join(f"- {_prompt_text(m)}" for m in prompts)
@@ -133,7 +135,7 @@ async def _rewind(session: AgentSession, args: str) -> CommandOutcome:
         {
             str(location["path"])
             for m in removed
-            for call in m.get("toolCalls") or ()
+            for call in tool_calls(m)
             if call.get("kind") in ("edit", "delete", "move") and call.get("status") == "success"
             for location in call.get("locations") or ()
             if isinstance(location, dict) and location.get("path")
@@ -233,7 +235,7 @@ async def _stats(session: AgentSession, args: str) -> CommandOutcome:
     calls: dict[str, int] = {}
     prompts = 0
     for message in recorder.recording.messages:
-        if message.get("type") == "user" and not message.get("synthetic"):
+        if is_typed_prompt(message):
             prompts += 1
         tokens = message.get("tokens")
         if message.get("type") == "gemini" and isinstance(tokens, dict):
@@ -242,7 +244,7 @@ async def _stats(session: AgentSession, args: str) -> CommandOutcome:
             row[1] += int(tokens.get("input") or 0)
             row[2] += int(tokens.get("output") or 0) + int(tokens.get("thoughts") or 0)
             row[3] += int(tokens.get("cached") or 0)
-        for call in message.get("toolCalls") or ():
+        for call in tool_calls(message):
             status = str(call.get("status"))
             calls[status] = calls.get(status, 0) + 1
     lines = [f"Prompts: {prompts}", f"Session time: {_elapsed(recorder.recording.metadata)}"]
@@ -339,8 +341,7 @@ def _elapsed(metadata: dict[str, object]) -> str:
         began = datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return "unknown"
-    seconds = max(0, int(time.time() - began))
-    return f"{seconds // 3600}h {seconds % 3600 // 60}m {seconds % 60}s"
+    return format_duration(max(0, int(time.time() - began)))
 
 
 _HANDLERS: dict[str, Callable[[AgentSession, str], Awaitable[CommandOutcome]]] = {

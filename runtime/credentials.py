@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from runtime.services.atomic_write import write_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -45,13 +46,5 @@ def save_api_key(env: Mapping[str, str], key: str) -> Path:
     path = credentials_path(env)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(path.parent, 0o700)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".credentials.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({KEY_FIELD: key.strip()}, handle)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, json.dumps({KEY_FIELD: key.strip()}).encode("utf-8"), mode=0o600)
     return path

@@ -12,7 +12,7 @@ Port of Gemini CLI's `core/src/agent/types.ts` (see
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -212,21 +212,71 @@ class UsageEvent(_EventBase):
     context_window: int | None = None
 
 
+class ModelFailure(_Frozen):
+    """A model call that failed for good, as one value from the engine (where the
+    exception is caught) to the editor face (`acp_server/errors.py` maps it onto a
+    JSON-RPC error): the gRPC status, our finer `code` (QUOTA_EXHAUSTED, ...), the
+    model, and the HTTP status when only that is known."""
+
+    status: ErrorStatus
+    code: str | None = None
+    model: str | None = None
+    http_status: int | None = None
+
+
 class ErrorEvent(_EventBase):
-    """An error the user should see. `meta["code"]` carries codes such as LOOP_DETECTED."""
+    """An error the user should see. `meta["code"]` carries codes such as LOOP_DETECTED;
+    `failure` is set when the model call failed for good (the turn then fails)."""
 
     type: Literal["error"] = "error"
     status: ErrorStatus
     message: str
     fatal: bool
+    failure: ModelFailure | None = None
 
 
-class CustomEvent(_EventBase):
-    """Engine-specific facts: `plan` (todo entries), `notice` (a message to show)."""
+class PlanEntry(_Frozen):
+    """One entry of the agent's plan (a todo): what, how urgent, how far."""
 
-    type: Literal["custom"] = "custom"
-    kind: str
-    data: dict[str, Any] | None = None
+    content: str
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+    priority: Literal["high", "medium", "low"] = "medium"
+
+    @classmethod
+    def of(cls, entry: Mapping[str, Any]) -> PlanEntry:
+        """An entry from its plain form (a tool's result, a record); unknown values
+        fall back to pending / medium."""
+        status = entry.get("status")
+        priority = entry.get("priority")
+        return cls(
+            content=str(entry.get("content", "")),
+            status=status if status in ("pending", "in_progress", "completed") else "pending",
+            priority=priority if priority in ("high", "medium", "low") else "medium",
+        )
+
+
+class PlanEvent(_EventBase):
+    """The agent's plan changed (the todo list, a plan file): the whole list, in order."""
+
+    type: Literal["plan"] = "plan"
+    entries: tuple[PlanEntry, ...]
+
+
+class NoticeEvent(_EventBase):
+    """A message to show the user (a hook's systemMessage, a fallback, a stream cut).
+
+    `retry`: the model is asked again after a broken stream, so what it streamed
+    before this notice is not part of the answer."""
+
+    type: Literal["notice"] = "notice"
+    text: str
+    retry: bool = False
+
+
+class CommandsChangedEvent(_EventBase):
+    """The slash commands changed (MCP prompts arrived): the editor is told again."""
+
+    type: Literal["commands_changed"] = "commands_changed"
 
 
 AgentEvent = Annotated[
@@ -239,7 +289,9 @@ AgentEvent = Annotated[
     | ToolResponseEvent
     | UsageEvent
     | ErrorEvent
-    | CustomEvent,
+    | PlanEvent
+    | NoticeEvent
+    | CommandsChangedEvent,
     Field(discriminator="type"),
 ]
 
@@ -273,7 +325,7 @@ Unsubscribe = Callable[[], None]
 NoticeSink = Callable[[str], None]
 """The one route for notices to the user (a hook's systemMessage, a silent fallback, an
 MCP server that died): the session's `AdkAgentProtocol.notice`, which emits a
-`CustomEvent(kind="notice")` that `acp_server/updates.py` renders. A notice that must
+`NoticeEvent` that `acp_server/updates.py` renders. A notice that must
 keep its place inside the model's answer (a retry after a broken stream) rides on the
 model stream instead (`runtime.adk.model.notice_response`) and becomes the same event."""
 Subscriber = Callable[[AgentEvent], None]

@@ -35,6 +35,7 @@ from runtime.protocol import (
     Unsubscribe,
     UpdateSend,
 )
+from runtime.services.record import is_typed_prompt
 from runtime.services.recording import ChatRecordingService, Message
 from runtime.tools.mcp.config import McpServerConfig
 from runtime.tools.policy.modes import ApprovalMode, parse_mode
@@ -271,9 +272,7 @@ class AgentSession:
 
     async def _drop_turns(self, turns: int) -> list[Message]:
         recording = self._recording()
-        prompts = [
-            m for m in recording.messages if m.get("type") == "user" and not m.get("synthetic")
-        ]
+        prompts = [m for m in recording.messages if is_typed_prompt(m)]
         if not prompts or turns < 1:
             return []
         removed = recording.rewind_to(prompts[-min(turns, len(prompts))]["id"])
@@ -332,7 +331,7 @@ class AgentSession:
 
     async def maybe_compress(self) -> None:
         """Compress before a prompt when the last one used `threshold` of the window."""
-        from runtime.models.context_windows import context_window
+        from runtime.models.catalog import context_window
         from runtime.services.compression import CompressionError, compression_threshold
 
         if self.recorder is None:

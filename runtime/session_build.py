@@ -84,11 +84,9 @@ class SessionLink:
 
     def commands_changed(self) -> None:
         """The slash commands changed (MCP prompts arrived): the editor is told."""
-        from runtime.protocol import CustomEvent
+        from runtime.protocol import CommandsChangedEvent
 
-        self.protocol.emit_external(
-            lambda i, s: CustomEvent(id=i, stream_id=s, kind="commands_changed")
-        )
+        self.protocol.emit_external(lambda i, s: CommandsChangedEvent(id=i, stream_id=s))
 
     def masked(self, responses: list[Any]) -> None:
         """Masking changed tool outputs in the live history: the record follows."""

@@ -159,7 +159,7 @@ def register(server: AcpServer) -> None:  # noqa: C901 - one closure per method
             raise session_not_found(session_id)
         recording = server.store().create(session_id, cwd, extra=chat.metadata)
         for message in chat.messages:
-            recording.record_message(dict(message))
+            recording.record_message(message.copy())
         if chat.title:
             recording.set_metadata(title=chat.title)
         return recording, ConversationRecord(session_id, recording.metadata, recording.messages)
@@ -284,7 +284,7 @@ def register(server: AcpServer) -> None:  # noqa: C901 - one closure per method
             extra={"forkedFrom": params.session_id},
         )
         for message in record.messages:
-            copy.record_message(dict(message))
+            copy.record_message(message.copy())
         kept = ("mode", "modelChoice", "plan")
         fields: dict[str, Any] = {k: record.metadata[k] for k in kept if k in record.metadata}
         if title:

@@ -21,7 +21,6 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from google.adk.agents._streaming_mode import StreamingMode
@@ -29,28 +28,26 @@ from google.adk.agents.run_config import RunConfig
 from google.adk.runners import Runner
 from google.genai import types
 
-from runtime.adk.content import user_content
-from runtime.adk.history_cache import HISTORY_CACHE, HistoryCache
+from runtime.adk.compat import quiet_telemetry
+from runtime.adk.history_cache import HISTORY_CACHE, session_history
 
 if TYPE_CHECKING:
     from runtime.services.hooks import HookRunner
-from runtime.adk.stream_check import InvalidStreamError
+from runtime.adk.agent_hooks import after_agent, before_agent
 from runtime.adk.stream_control import StreamControl
-from runtime.adk.translator import HTTP_TO_STATUS, AdkEventTranslator
-from runtime.errors import ModelError, StreamActiveError
-from runtime.models.context_windows import context_window as context_window_of
+from runtime.adk.stream_end import StopRequest as StopRequest
+from runtime.adk.stream_end import StreamEnd
+from runtime.adk.translator import AdkEventTranslator
+from runtime.errors import StreamActiveError
+from runtime.models.catalog import context_window as context_window_of
 from runtime.protocol import (
-    AgentEndEvent,
-    AgentEndReason,
     AgentEvent,
     AgentProtocol,
     AgentSend,
     AgentStartEvent,
-    CustomEvent,
-    ErrorEvent,
-    ErrorStatus,
     MessageEvent,
     MessageSend,
+    NoticeEvent,
     SendResult,
     SessionUpdateEvent,
     Subscriber,
@@ -66,47 +63,7 @@ AFTER_AGENT_RETRIES = 10  # AfterAgent denies that re-prompt the model within on
 ABORT_GRACE_S = 0.25
 
 
-def quiet_telemetry() -> Any:
-    """ADK's OpenTelemetry config for our runs: stable semconv, no message content.
-
-    No tracer is installed, but ADK still builds span and log payloads for every
-    streamed chunk; the experimental semconv path serializes each chunk's content
-    (about a third of the per-chunk cost, measured). Content never belongs in
-    telemetry here anyway.
-    """
-    from google.adk.telemetry.context import ContentCapturingMode, TelemetryConfig
-
-    return TelemetryConfig(
-        genai_semconv_stability_opt_in="stable",
-        capture_message_content=ContentCapturingMode.NO_CONTENT,
-    )
-
-
 TITLE_LIMIT = 80
-
-
-@dataclass(frozen=True)
-class StopRequest:
-    reason: AgentEndReason
-    message: str | None = None
-    status: ErrorStatus = "INTERNAL"
-    code: str | None = None
-    data: dict[str, Any] | None = None
-
-
-def _history_cache(runner: Runner, user_id: str, session_id: str) -> HistoryCache | None:
-    """The incremental history of this session, when its events live in a
-    GcliSessionService (see `runtime.adk.history_cache`)."""
-    from runtime.adk.session_service import GcliSessionService
-
-    service = runner.session_service
-    if not isinstance(service, GcliSessionService):
-        return None
-    app = runner.app_name
-    return HistoryCache(
-        events=lambda: service.live_events(app, user_id, session_id),
-        version=lambda: service.version(session_id),
-    )
 
 
 def title_from(parts: tuple[Any, ...]) -> str | None:
@@ -167,7 +124,7 @@ class AdkAgentProtocol(AgentProtocol):
         self._counter = 0
         self._titled = False
         self._announced_model: str | None = None
-        self._history = _history_cache(runner, user_id, session_id)
+        self._history = session_history(runner, user_id, session_id)
 
     # ------------------------------------------------------------ AgentProtocol
 
@@ -248,9 +205,7 @@ class AdkAgentProtocol(AgentProtocol):
 
     def notice(self, text: str) -> None:
         """Show a message to the user in the current stream (a silent fallback, a retry)."""
-        self.emit_external(
-            lambda i, s: CustomEvent(id=i, stream_id=s, kind="notice", data={"text": text})
-        )
+        self.emit_external(lambda i, s: NoticeEvent(id=i, stream_id=s, text=text))
 
     def pending_notice(self, text: str) -> None:
         """A notice for the user that waits for the next stream (said before any prompt)."""
@@ -309,9 +264,7 @@ class AdkAgentProtocol(AgentProtocol):
                 self._emit(SessionUpdateEvent(id=ids(), stream_id=stream_id, title=title))
         self._announce_model(stream_id)
         for text in self._pending_notices:
-            self._emit(
-                CustomEvent(id=ids(), stream_id=stream_id, kind="notice", data={"text": text})
-            )
+            self._emit(NoticeEvent(id=ids(), stream_id=stream_id, text=text))
         self._pending_notices.clear()
 
     async def _run_turns(self, payload: MessageSend, translator: AdkEventTranslator) -> None:
@@ -350,92 +303,31 @@ class AdkAgentProtocol(AgentProtocol):
 
         self._begin(stream_id, payload, ids)
         translator = AdkEventTranslator(stream_id, ids, self._context_window)
-        reason: AgentEndReason = "completed"
-        data: dict[str, Any] | None = None
+        end = StreamEnd(stream_id, ids)
         try:
             await self._run_turns(payload, translator)
-            reason = translator.end_reason()
-            if translator.finish_reason and reason != "completed":
-                data = {"finishReason": translator.finish_reason}
+            end.reason = translator.end_reason()
+            if translator.finish_reason and end.reason != "completed":
+                end.data = {"finishReason": translator.finish_reason}
         except asyncio.CancelledError:
-            reason = "aborted"
-        except InvalidStreamError as exc:  # told, and the turn ends without a JSON-RPC error
-            reason = exc.end_reason
-            data = {"code": "INVALID_STREAM", "errorType": exc.kind}
-            if exc.finish:
-                data["finishReason"] = exc.finish
-            self._emit(
-                ErrorEvent(
-                    id=ids(),
-                    stream_id=stream_id,
-                    status="INTERNAL",
-                    message=exc.user_message,
-                    fatal=False,
-                    meta=dict(data),
-                )
-            )
+            end.reason = "aborted"
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error event and agent_end
-            if type(exc).__name__ == "LlmCallsLimitExceededError" and self._stop is None:
-                self._stop = StopRequest(
-                    reason="max_turns",
-                    message="Stopped: this prompt reached the limit of model calls per prompt.",
-                    code="MAX_TURNS_EXCEEDED",
-                )
-            else:
-                reason = "failed"
-                self._emit(self._error_event(ids(), stream_id, exc))
+            told, self._stop = end.failed(exc, self._stop)
+            if told is not None:
+                self._emit(told)
         finally:
-            stop = self._stop
-            if stop is not None:
-                reason = stop.reason
-                data = {**(data or {}), **(stop.data or {})}
-                if stop.code:
-                    data["code"] = stop.code
-                if stop.message:
-                    self._emit(
-                        ErrorEvent(
-                            id=ids(),
-                            stream_id=stream_id,
-                            status=stop.status,
-                            message=stop.message,
-                            fatal=False,
-                            meta={"code": stop.code} if stop.code else None,
-                        )
-                    )
-            self._emit(
-                AgentEndEvent(id=ids(), stream_id=stream_id, reason=reason, data=data or None)
-            )
+            for event in end.closing(self._stop):
+                self._emit(event)
 
     async def _before_agent(self, parts: tuple[Any, ...]) -> types.Content | None:
         """The user's message, after BeforeAgent hooks (None: a hook blocked it)."""
-        from runtime.services.hooks import fire
-
-        content = user_content(parts)
-        extra = list(self._context)
+        context = list(self._context)
         self._context.clear()
-        if self._hooks is not None and self._hooks.has("BeforeAgent"):
-            text = "".join(p.text for p in parts if isinstance(p, TextPart))
-            verdict = await fire(self._hooks, "BeforeAgent", {"prompt": text})
-            if verdict.system_message:
-                self.notice(verdict.system_message)
-            if verdict.stop or verdict.blocked:
-                why = (verdict.stop_reason if verdict.stop else None) or verdict.reason
-                verb = "stopped" if verdict.stop else "blocked"
-                self._stop = StopRequest(
-                    reason="completed",
-                    message=f"Agent execution {verb}: {why or 'no reason given'}",
-                    code="HOOK_STOP" if verdict.stop else "HOOK_BLOCKED",
-                )
-                if verdict.stop:  # Gemini CLI keeps a stopped prompt in the history
-                    await self._keep_in_history(content)
-                return None
-            if verdict.additional_context:
-                extra.append(verdict.additional_context)
-        for text in extra:
-            content.parts = [
-                *(content.parts or []),
-                types.Part(text=f"<hook_context>{text}</hook_context>"),
-            ]
+        content, stop = await before_agent(
+            self._hooks, parts, context, self.notice, self._keep_in_history
+        )
+        if stop is not None:
+            self._stop = stop
         return content
 
     async def _keep_in_history(self, content: types.Content) -> None:
@@ -455,31 +347,17 @@ class AdkAgentProtocol(AgentProtocol):
         await service.append_event(session, event)
 
     async def _after_agent(self, prompt: str, response: str, retrying: bool) -> str | None:
-        """AfterAgent hooks (`stop_hook_active` on a retried turn): a deny's reason is
-        shown and returned, to go to the model as a new prompt; `continue: false` stops;
-        `clearContext` makes the model forget the conversation first."""
-        from runtime.services.hooks import fire
-
+        """AfterAgent hooks (`stop_hook_active` on a retried turn); returns the prompt
+        a deny sends to the model (see `agent_hooks.after_agent`)."""
         if self._hooks is None or not self._hooks.has("AfterAgent") or self._stop is not None:
             return None
         if self._abort is not None and self._abort.is_set():
             return None
         payload = {"prompt": prompt, "prompt_response": response, "stop_hook_active": retrying}
-        verdict = await fire(self._hooks, "AfterAgent", payload)
-        shown = verdict.system_message
-        if verdict.stop:
-            why = shown or verdict.stop_reason or verdict.reason or "no reason given"
-            self._stop = StopRequest(
-                reason="completed", message=f"Agent execution stopped: {why}", code="HOOK_STOP"
-            )
-        elif verdict.blocked:
-            self.notice(f"Agent execution blocked: {shown or verdict.reason or 'no reason given'}")
-        elif shown:
-            self.notice(shown)
-        if verdict.clear_context and self.on_clear_context is not None:
-            await self.on_clear_context()
-            self.notice("Conversation context has been cleared.")
-        return verdict.reason if verdict.blocked and not verdict.stop else None
+        retry, stop = await after_agent(self._hooks, payload, self.notice, self.on_clear_context)
+        if stop is not None:
+            self._stop = stop
+        return retry
 
     def _follow_up(self) -> types.Content | None:
         """A user turn a guard left to send within this prompt (a loop nudge), if any."""
@@ -507,41 +385,4 @@ class AdkAgentProtocol(AgentProtocol):
         stream_id = self._stream_id or "idle"
         self._emit(
             SessionUpdateEvent(id=self._next_id(stream_id), stream_id=stream_id, model=model)
-        )
-
-    @staticmethod
-    def _error_event(event_id: str, stream_id: str, exc: BaseException) -> ErrorEvent:
-        if isinstance(exc, ModelError):
-            status: ErrorStatus = next(
-                (known for known in HTTP_TO_STATUS.values() if known == exc.status), "INTERNAL"
-            )
-            meta: dict[str, Any] = {"code": exc.code} if exc.code else {}
-            if exc.model:
-                meta["model"] = exc.model
-            return ErrorEvent(
-                id=event_id,
-                stream_id=stream_id,
-                status=status,
-                message=str(exc),
-                fatal=True,
-                meta=meta or None,
-            )
-        code = getattr(exc, "code", None)
-        if isinstance(code, int) and code in HTTP_TO_STATUS:
-            message = getattr(exc, "message", None) or str(exc)
-            return ErrorEvent(
-                id=event_id,
-                stream_id=stream_id,
-                status=HTTP_TO_STATUS[code],
-                message=f"The model request failed ({code}): {message}",
-                fatal=True,
-                meta={"httpStatus": code},
-            )
-        logger.error("stream failed", exc_info=exc)
-        return ErrorEvent(
-            id=event_id,
-            stream_id=stream_id,
-            status="INTERNAL",
-            message=f"{type(exc).__name__}: {exc}",
-            fatal=True,
         )

@@ -23,7 +23,7 @@ from typing import Any
 from google.adk.events.event import Event
 from google.genai import types
 
-from runtime.services.recording import Message
+from runtime.services.record import CompressionMessage, Message, tool_calls
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def _model_parts(message: Message) -> list[types.Part]:
     if recorded:
         return recorded
     parts = _parts(message.get("content"))
-    for call in message.get("toolCalls") or ():
+    for call in tool_calls(message):
         parts.append(
             types.Part(
                 function_call=types.FunctionCall(
@@ -78,10 +78,10 @@ def _model_parts(message: Message) -> list[types.Part]:
 
 def _responses(message: Message, parts: list[types.Part]) -> list[types.Part]:
     results: dict[str, types.Part] = {}
-    for call in message.get("toolCalls") or ():
-        for part in _parts(call.get("result")):
+    for recorded in tool_calls(message):
+        for part in _parts(recorded.get("result")):
             if part.function_response is not None:
-                results[str(call.get("id"))] = part
+                results[str(recorded.get("id"))] = part
                 break
     out = []
     for part in parts:
@@ -132,27 +132,9 @@ def events_from_record(messages: list[Message], *, agent_name: str) -> list[Even
     for index, message in enumerate(history_messages(messages)):
         invocation = f"rebuilt-{index}"
         when = _epoch(message.get("timestamp"))
-        kind = message.get("type")
-        if kind == "compression":
-            summary = str(message.get("summary") or "")
-            events.append(
-                Event(
-                    invocation_id=invocation,
-                    author="user",
-                    timestamp=when,
-                    content=types.Content(role="user", parts=[types.Part(text=summary)]),
-                )
-            )
-            events.append(
-                Event(
-                    invocation_id=invocation,
-                    author=agent_name,
-                    timestamp=when,
-                    content=types.Content(role="model", parts=[types.Part(text=COMPRESSION_ACK)]),
-                )
-            )
-            continue
-        if kind == "user":
+        if message["type"] == "compression":
+            events += _compression_events(message, invocation, when, agent_name)
+        elif message["type"] == "user":
             parts = _parts(message.get("content"))
             if parts:
                 events.append(
@@ -164,27 +146,54 @@ def events_from_record(messages: list[Message], *, agent_name: str) -> list[Even
                         content=types.Content(role="user", parts=parts),
                     )
                 )
-            continue
-        parts = _model_parts(message)
-        if not parts:
-            continue
+        else:
+            events += _model_events(message, invocation, when, agent_name)
+    return events
+
+
+def _compression_events(
+    message: CompressionMessage, invocation: str, when: float, agent_name: str
+) -> list[Event]:
+    """A compression: its summary as the user's turn, acknowledged by the model."""
+    summary = str(message.get("summary") or "")
+    return [
+        Event(
+            invocation_id=invocation,
+            author="user",
+            timestamp=when,
+            content=types.Content(role="user", parts=[types.Part(text=summary)]),
+        ),
+        Event(
+            invocation_id=invocation,
+            author=agent_name,
+            timestamp=when,
+            content=types.Content(role="model", parts=[types.Part(text=COMPRESSION_ACK)]),
+        ),
+    ]
+
+
+def _model_events(message: Message, invocation: str, when: float, agent_name: str) -> list[Event]:
+    """A model answer, then its tool calls' responses (as the user's turn)."""
+    parts = _model_parts(message)
+    if not parts:
+        return []
+    events = [
+        Event(
+            id=str(message["id"]),
+            invocation_id=invocation,
+            author=agent_name,
+            timestamp=when,
+            content=types.Content(role="model", parts=parts),
+        )
+    ]
+    responses = _responses(message, parts)
+    if responses:
         events.append(
             Event(
-                id=str(message["id"]),
                 invocation_id=invocation,
                 author=agent_name,
                 timestamp=when,
-                content=types.Content(role="model", parts=parts),
+                content=types.Content(role="user", parts=responses),
             )
         )
-        responses = _responses(message, parts)
-        if responses:
-            events.append(
-                Event(
-                    invocation_id=invocation,
-                    author=agent_name,
-                    timestamp=when,
-                    content=types.Content(role="user", parts=responses),
-                )
-            )
     return events

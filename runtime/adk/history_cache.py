@@ -121,3 +121,18 @@ def install() -> None:
 
     _contents._get_contents = get_contents
     _installed = True
+
+
+def session_history(runner: Any, user_id: str, session_id: str) -> HistoryCache | None:
+    """The incremental history of this session, when its events live in a
+    GcliSessionService."""
+    from runtime.adk.session_service import GcliSessionService
+
+    service = runner.session_service
+    if not isinstance(service, GcliSessionService):
+        return None
+    app = runner.app_name
+    return HistoryCache(
+        events=lambda: service.live_events(app, user_id, session_id),
+        version=lambda: service.version(session_id),
+    )

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from google.adk.events.event import Event
 from google.genai import types
@@ -32,9 +32,10 @@ from runtime.host import PermissionOutcome, PermissionRequest
 from runtime.protocol import (
     AgentEndEvent,
     AgentEvent,
-    CustomEvent,
     ErrorEvent,
     MessageEvent,
+    NoticeEvent,
+    PlanEvent,
     SessionUpdateEvent,
     TextPart,
     ToolDisplay,
@@ -42,7 +43,15 @@ from runtime.protocol import (
     ToolResponseEvent,
     UsageEvent,
 )
-from runtime.services.recording import ChatRecordingService, Message, new_message_id
+from runtime.services.record import (
+    GeminiMessage,
+    Message,
+    NoticeMessage,
+    UserMessage,
+    new_message_id,
+    tool_calls,
+)
+from runtime.services.recording import ChatRecordingService
 
 logger = logging.getLogger(__name__)
 
@@ -75,12 +84,12 @@ class SessionRecorder:
         self._on_metadata = on_metadata
         self._prompt_text: str | None = None
         self._call_message: dict[str, str] = {}  # function call id → gemini message id
-        self._last_model: Message | None = None
+        self._last_model: GeminiMessage | None = None
         self._unrecorded: list[str] = []  # agent text streamed since the last model record
         self._partial_id: str | None = None  # the record message holding `_unrecorded`
         self._flush: asyncio.TimerHandle | None = None
         for message in recording.messages:
-            for call in message.get("toolCalls") or ():
+            for call in tool_calls(message):
                 self._call_message[str(call.get("id"))] = message["id"]
 
     # ------------------------------------------------------------ ADK events (history)
@@ -106,7 +115,7 @@ class SessionRecorder:
 
     def _user(self, event: Event, content: types.Content) -> None:
         prompt, self._prompt_text = self._prompt_text, None
-        message: Message = {
+        message: UserMessage = {
             "id": event.id,
             "type": "user",
             "content": [dump_part(p) for p in content.parts or ()],
@@ -132,7 +141,7 @@ class SessionRecorder:
                 {"id": call_id, "name": call.name, "args": call.args or {}, "status": "executing"}
             )
             self._call_message[call_id] = message_id
-        message: Message = {
+        message: GeminiMessage = {
             "id": message_id,  # the answer replaces its streamed part
             "type": "gemini",
             "content": text,
@@ -180,9 +189,13 @@ class SessionRecorder:
         if self._partial_id is None:
             self._partial_id = new_message_id()
         text = "".join(self._unrecorded)
-        self.recording.record_message(
-            {"id": self._partial_id, "type": "gemini", "content": text, "partial": True}
-        )
+        partial: GeminiMessage = {
+            "id": self._partial_id,
+            "type": "gemini",
+            "content": text,
+            "partial": True,
+        }
+        self.recording.record_message(partial)
 
     def _seal(self) -> None:
         """A retry follows: what was streamed so far stays in the record as seen (the
@@ -198,6 +211,40 @@ class SessionRecorder:
         if self._flush is not None:
             self._flush.cancel()
             self._flush = None
+
+    def _tool_done(self, event: ToolResponseEvent) -> None:
+        """A call's result: its status, display and output on the recorded call."""
+        found = self._call(event.request_id)
+        if found is None:
+            return
+        message, call = found
+        status = (event.data or {}).get("status")
+        call["status"] = (
+            "cancelled" if status == "cancelled" else "error" if event.is_error else "success"
+        )
+        if event.display is not None:
+            call.update(_display_fields(event.display))
+        output = (event.data or {}).get("output")
+        if isinstance(output, str):
+            call["resultDisplay"] = output[:2000]
+        self.recording.record_message(message)
+
+    def _session_facts(self, event: SessionUpdateEvent) -> None:
+        """Title, model, mode and model choice into the record's metadata."""
+        fields: dict[str, Any] = {}
+        if event.title:
+            fields["title"] = event.title
+        if event.model:
+            fields["model"] = event.model
+        for key, value in (event.config or {}).items():
+            if key == "mode":
+                fields["mode"] = value
+            elif key == "model":
+                fields["modelChoice"] = value
+        if fields:
+            self.recording.set_metadata(**fields)
+            if self._on_metadata is not None:
+                self._on_metadata(self.recording.metadata)
 
     def _usage(self, event: UsageEvent) -> None:
         """Tokens of the last model response, when its consolidated event had none."""
@@ -233,7 +280,7 @@ class SessionRecorder:
         message = self.recording.message(message_id) if message_id else None
         if message is None:
             return None
-        for call in message.get("toolCalls") or ():
+        for call in tool_calls(message):
             if call.get("id") == call_id:
                 return message, call
         return None
@@ -294,45 +341,17 @@ class SessionRecorder:
             if found is not None:
                 found[1].update(_display_fields(event.display))
         elif isinstance(event, ToolResponseEvent):
-            found = self._call(event.request_id)
-            if found is None:
-                return
-            message, call = found
-            status = (event.data or {}).get("status")
-            call["status"] = (
-                "cancelled" if status == "cancelled" else "error" if event.is_error else "success"
-            )
-            if event.display is not None:
-                call.update(_display_fields(event.display))
-            output = (event.data or {}).get("output")
-            if isinstance(output, str):
-                call["resultDisplay"] = output[:2000]
-            self.recording.record_message(message)
+            self._tool_done(event)
         elif isinstance(event, UsageEvent):
             self._usage(event)
         elif isinstance(event, SessionUpdateEvent):
-            fields: dict[str, Any] = {}
-            if event.title:
-                fields["title"] = event.title
-            if event.model:
-                fields["model"] = event.model
-            for key, value in (event.config or {}).items():
-                if key == "mode":
-                    fields["mode"] = value
-                elif key == "model":
-                    fields["modelChoice"] = value
-            if fields:
-                self.recording.set_metadata(**fields)
-                if self._on_metadata is not None:
-                    self._on_metadata(self.recording.metadata)
-        elif isinstance(event, CustomEvent):
-            data = event.data or {}
-            if event.kind == "plan":
-                self.recording.set_metadata(plan=data.get("entries", []))
-            elif event.kind == "notice" and data.get("text"):
-                if data.get("retry"):
-                    self._seal()
-                self.recording.record_message({"type": "info", "content": str(data["text"])})
+            self._session_facts(event)
+        elif isinstance(event, PlanEvent):
+            self.recording.set_metadata(plan=[e.model_dump() for e in event.entries])
+        elif isinstance(event, NoticeEvent) and event.text:
+            if event.retry:
+                self._seal()
+            self.recording.record_message(NoticeMessage(type="info", content=event.text))
         elif isinstance(event, ErrorEvent):
-            kind = "error" if event.fatal else "warning"
-            self.recording.record_message({"type": kind, "content": event.message})
+            level: Literal["error", "warning"] = "error" if event.fatal else "warning"
+            self.recording.record_message(NoticeMessage(type=level, content=event.message))

@@ -27,7 +27,8 @@ from google.genai import types
 from runtime.errors import ToolError
 from runtime.protocol import (
     AgentEvent,
-    CustomEvent,
+    PlanEntry,
+    PlanEvent,
     ToolDisplay,
     ToolRequestEvent,
     ToolResponseEvent,
@@ -206,7 +207,5 @@ class ProtocolToolEventSink:
             )
         )
         if outcome.plan is not None:
-            entries = outcome.plan
-            await self._send(
-                lambda base: CustomEvent(**base, kind="plan", data={"entries": entries})
-            )
+            entries = tuple(PlanEntry.of(e) for e in outcome.plan)
+            await self._send(lambda base: PlanEvent(**base, entries=entries))

@@ -20,14 +20,14 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from runtime.adk.model import NOTICE_KEY
-from runtime.models.context_windows import context_window as context_window_of
+from runtime.models.catalog import context_window as context_window_of
 from runtime.protocol import (
     AgentEndReason,
     AgentEvent,
     ContentPart,
-    CustomEvent,
     ErrorStatus,
     MessageEvent,
+    NoticeEvent,
     TextPart,
     ThoughtPart,
     UsageEvent,
@@ -141,8 +141,7 @@ class AdkEventTranslator:
             notice = (event.custom_metadata or {}).get(NOTICE_KEY)
             if notice:
                 # the model is asked again: what it streamed so far is not part of the answer
-                data = {"text": str(notice), "retry": True}
-                out.append(CustomEvent(**self._base(), kind="notice", data=data))
+                out.append(NoticeEvent(**self._base(), text=str(notice), retry=True))
             parts = self._message_parts(event.content)
             if parts:
                 self._saw_delta = True
@@ -163,7 +162,7 @@ class AdkEventTranslator:
         stopped = _finish_notice(self._last_finish, event.error_message)
         if event.error_code and stopped:
             # Gemini CLI shows why an answer stopped and ends the turn with what it got
-            out.append(CustomEvent(**self._base(), kind="notice", data={"text": stopped}))
+            out.append(NoticeEvent(**self._base(), text=stopped))
         usage = event.usage_metadata
         if usage is not None:
             model = event.model_version or self.last_model or ""

@@ -28,9 +28,11 @@ from runtime.protocol import (
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
-    CustomEvent,
+    CommandsChangedEvent,
     ErrorEvent,
     MessageEvent,
+    NoticeEvent,
+    PlanEvent,
     SessionUpdateEvent,
     TextPart,
     ToolRequestEvent,
@@ -99,8 +101,8 @@ class RunOutput(abc.ABC):
         self.session_id = session_id
 
     def event(self, event: AgentEvent) -> None:
-        if isinstance(event, CustomEvent) and event.kind == "notice":
-            self.note("INFO", str((event.data or {}).get("text", "")))
+        if isinstance(event, NoticeEvent):
+            self.note("INFO", event.text)
         if event.thread_id is not None:
             return
         match event:
@@ -122,7 +124,9 @@ class RunOutput(abc.ABC):
                 | ToolUpdateEvent()
                 | UsageEvent()
                 | SessionUpdateEvent()
-                | CustomEvent()
+                | PlanEvent()
+                | NoticeEvent()
+                | CommandsChangedEvent()
             ):
                 pass
             case _:

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 
 from google.genai import types
 
+from runtime.models.catalog import GEMINI_FLASH_LITE
 from runtime.models.content_generator import ContentGenerator
 from runtime.models.json_query import ask_json
-from runtime.models.policy_catalog import GEMINI_FLASH_LITE, family_models, is_auto_model
+from runtime.models.policy_catalog import family_models, is_auto_model
 from runtime.models.routing import RoutingContext, RoutingDecision, RoutingStrategy
 
 logger = logging.getLogger(__name__)

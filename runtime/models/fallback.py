@@ -144,18 +144,17 @@ async def handle_fallback(
     failed_policy = chain[index] if index is not None else ModelPolicy(failed_model)
     candidates = list(chain[index + 1 :]) if index is not None else list(chain)
 
+    def decided(intent: FallbackIntent, model: str, silent: bool) -> FallbackDecision:
+        if intent in ("retry_always", "retry_once"):
+            apply_availability_transition(availability, failed_policy, kind, classified)
+        return FallbackDecision(
+            intent, model, failed_model, kind, silent, _message(intent, model, reason)
+        )
+
     if not candidates:
         if active != failed_model and availability.is_available(active):
-            apply_availability_transition(availability, failed_policy, kind, classified)
             logger.info("retrying with the active model %s after %s failed", active, failed_model)
-            return FallbackDecision(
-                "retry_once",
-                active,
-                failed_model,
-                kind,
-                True,
-                _message("retry_once", active, reason),
-            )
+            return decided("retry_once", active, True)
         fallback: str | None = failed_model
     else:
         selection = availability.select_first_available(p.model for p in candidates)
@@ -165,23 +164,19 @@ async def handle_fallback(
     if fallback is None or fallback == failed_model:
         logger.info("no fallback for %s (%s)", failed_model, kind)
         return None
-
     if failed_policy.action_for(kind) == "silent" or active == fallback:
-        apply_availability_transition(availability, failed_policy, kind, classified)
         logger.info("silently switching from %s to %s (%s)", failed_model, fallback, kind)
-        return FallbackDecision(
-            "retry_always",
-            fallback,
-            failed_model,
-            kind,
-            True,
-            _message("retry_always", fallback, reason),
-        )
+        return decided("retry_always", fallback, True)
+    intent = await _asked(ask, _choice(failed_model, fallback, kind, classified))
+    return None if intent is None else decided(intent, fallback, False)
 
+
+async def _asked(ask: AskFallback | None, choice: FallbackChoice) -> FallbackIntent | None:
+    """The user's choice; None when nobody can be asked or the answer is unusable."""
     if ask is None:
         return None
     try:
-        intent = await ask(_choice(failed_model, fallback, kind, classified))
+        intent = await ask(choice)
     except asyncio.CancelledError:
         raise
     except Exception:
@@ -190,11 +185,7 @@ async def handle_fallback(
     if intent not in _KNOWN_INTENTS:
         logger.error("unexpected fallback intent %r", intent)
         return None
-    if intent in ("retry_always", "retry_once"):
-        apply_availability_transition(availability, failed_policy, kind, classified)
-    return FallbackDecision(
-        intent, fallback, failed_model, kind, False, _message(intent, fallback, reason)
-    )
+    return intent
 
 
 def persistent_quota_handler(

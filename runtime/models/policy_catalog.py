@@ -1,4 +1,4 @@
-"""Model ids, aliases and the fallback policy chains.
+"""Model aliases and the fallback policy chains (the ids: `catalog.py`).
 
 Port of Gemini CLI's policy catalog (`docs/gemini-cli-behaviours.md#policy-chains`). A
 chain is an ordered list of `ModelPolicy`: what to do when that model fails,
@@ -13,18 +13,19 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
+from runtime.models.catalog import (
+    AUTO,
+    GEMINI_FLASH,
+    GEMINI_FLASH_LITE,
+    GEMINI_PRO,
+    PREVIEW_FLASH,
+    PREVIEW_PRO,
+)
 from runtime.models.quota_errors import FailureKind
 
 PolicyAction = Literal["silent", "prompt"]
 StateTransition = Literal["terminal", "sticky_retry"]
 
-GEMINI_PRO = "gemini-2.5-pro"
-GEMINI_FLASH = "gemini-2.5-flash"
-GEMINI_FLASH_LITE = "gemini-2.5-flash-lite"
-PREVIEW_PRO = "gemini-3-pro-preview"
-PREVIEW_FLASH = "gemini-3-flash-preview"
-
-AUTO = "auto"
 AUTO_STABLE = "auto-gemini-2.5"
 AUTO_PREVIEW = "auto-gemini-3"
 AUTO_MODELS = frozenset({AUTO, AUTO_STABLE, AUTO_PREVIEW})

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from runtime.errors import RuntimeAgentError
+from runtime.models.google_errors import get_http_status
 from runtime.models.quota_errors import (
     ModelNotFoundError,
     RetryableQuotaError,
     TerminalQuotaError,
     classify_error,
-    get_http_status,
 )
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from typing import Any
 from google.genai import types
 
 from runtime.models.content_generator import ContentGenerator
-from runtime.services.recording import Message
+from runtime.services.record import Message, is_typed_prompt
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def split_point(history: list[Message]) -> int | None:
     for index in range(len(history) - 1, 0, -1):
         kept += sizes[index]
         message = history[index]
-        if message.get("type") == "user" and not message.get("synthetic"):
+        if is_typed_prompt(message):
             candidate = index
             if kept >= KEEP_FRACTION * total:
                 break

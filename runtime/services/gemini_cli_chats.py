@@ -15,15 +15,17 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from runtime.services.recording import (
+from runtime.services.record import (
     ConversationRecord,
     Message,
-    SessionSummary,
+    is_typed_prompt,
     parse_record,
     project_hash,
+    tool_calls,
 )
+from runtime.services.recording import SessionSummary
 
 logger = logging.getLogger(__name__)
 
@@ -52,14 +54,16 @@ def _read(path: Path) -> ConversationRecord | None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("sessionId"), str):
         return None
-    messages = [m for m in data.get("messages") or [] if isinstance(m, dict) and "type" in m]
+    messages = [
+        cast(Message, m) for m in data.get("messages") or [] if isinstance(m, dict) and "type" in m
+    ]
     metadata = {k: v for k, v in data.items() if k != "messages"}
     return ConversationRecord(session_id=data["sessionId"], metadata=metadata, messages=messages)
 
 
 def _title(messages: list[Message]) -> str | None:
     for message in messages:
-        if message.get("type") != "user":
+        if not is_typed_prompt(message):
             continue
         content = message.get("content")
         if isinstance(content, list):
@@ -129,31 +133,30 @@ class GeminiCliChats:
 def _normalize(message: Message, cwd: Path) -> Message:
     """Gemini CLI's file diffs (`resultDisplay: {fileDiff, fileName, ...}`) as our
     display items, so the replay shows them as diffs."""
-    calls = message.get("toolCalls")
-    if not isinstance(calls, list):
-        return dict(message)
-    out = []
-    for call in calls:
-        if not isinstance(call, dict):
-            continue
-        call = dict(call)
-        shown: Any = call.get("resultDisplay")
-        if isinstance(shown, dict) and "newContent" in shown and "display" not in call:
-            raw = shown.get("filePath") or shown.get("fileName") or ""
-            path = Path(str(raw))
-            path = path if path.is_absolute() else cwd / path
-            call["display"] = [
-                {
-                    "type": "diff",
-                    "path": str(path),
-                    "before_text": shown.get("originalContent"),
-                    "after_text": str(shown.get("newContent") or ""),
-                }
-            ]
-            call.setdefault("kind", "edit")
-            call.setdefault("locations", [{"path": str(path)}])
-            call["resultDisplay"] = (
-                shown.get("fileDiff") if isinstance(shown.get("fileDiff"), str) else None
-            )
-        out.append(call)
-    return {**message, "toolCalls": out}
+    if message["type"] != "gemini" or not isinstance(message.get("toolCalls"), list):
+        return cast(Message, dict(message))
+    normalized = message.copy()
+    normalized["toolCalls"] = [_diff_display(dict(call), cwd) for call in tool_calls(message)]
+    return normalized
+
+
+def _diff_display(call: dict[str, Any], cwd: Path) -> dict[str, Any]:
+    shown: Any = call.get("resultDisplay")
+    if isinstance(shown, dict) and "newContent" in shown and "display" not in call:
+        raw = shown.get("filePath") or shown.get("fileName") or ""
+        path = Path(str(raw))
+        path = path if path.is_absolute() else cwd / path
+        call["display"] = [
+            {
+                "type": "diff",
+                "path": str(path),
+                "before_text": shown.get("originalContent"),
+                "after_text": str(shown.get("newContent") or ""),
+            }
+        ]
+        call.setdefault("kind", "edit")
+        call.setdefault("locations", [{"path": str(path)}])
+        call["resultDisplay"] = (
+            shown.get("fileDiff") if isinstance(shown.get("fileDiff"), str) else None
+        )
+    return call

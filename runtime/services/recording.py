@@ -24,37 +24,31 @@ the replay; a user message a guard sent (a loop nudge) is `synthetic`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
-import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runtime.services.atomic_write import write_atomically
+from runtime.services.record import (
+    RECORD_SUFFIX,
+    new_message_id,
+    now_iso,
+    project_hash,
+)
+
+# the record's format lives in `record.py`; these names are still read from here
+from runtime.services.record import ConversationRecord as ConversationRecord
+from runtime.services.record import Message as Message
+from runtime.services.record import load_record as load_record
+
 logger = logging.getLogger(__name__)
 
-RECORD_SUFFIX = ".jsonl"
 META_SUFFIX = ".meta.json"
 LISTED_FIELDS = frozenset({"title", "additionalDirectories"})
-
-Message = dict[str, Any]
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def project_hash(cwd: Path) -> str:
-    """Gemini CLI's project hash: sha256 of the workspace path."""
-    return hashlib.sha256(str(cwd).encode()).hexdigest()
-
-
-def new_message_id() -> str:
-    return uuid.uuid4().hex
 
 
 def default_sessions_dir(env: dict[str, str], home: Path) -> Path:
@@ -62,82 +56,6 @@ def default_sessions_dir(env: dict[str, str], home: Path) -> Path:
     state = env.get("XDG_STATE_HOME")
     base = Path(state) if state and Path(state).is_absolute() else home / ".local" / "state"
     return base / "adk-acp" / "sessions"
-
-
-# ---------------------------------------------------------------- the record
-
-
-@dataclass
-class ConversationRecord:
-    """A session's record as loaded: metadata with `$set`s applied, messages in order."""
-
-    session_id: str
-    metadata: dict[str, Any]
-    messages: list[Message] = field(default_factory=list)
-    torn_lines: int = 0
-
-    @property
-    def cwd(self) -> str | None:
-        cwd = self.metadata.get("cwd")
-        return cwd if isinstance(cwd, str) else None
-
-    @property
-    def title(self) -> str | None:
-        title = self.metadata.get("title")
-        return title if isinstance(title, str) else None
-
-
-def apply_line(record: ConversationRecord, order: dict[str, Message], line: dict[str, Any]) -> None:
-    """Fold one parsed line into the record (`order`: messages by id, in first-seen order)."""
-    if "$set" in line:
-        if isinstance(line["$set"], dict):
-            record.metadata.update(line["$set"])
-        return
-    if "$rewindTo" in line:
-        target = line["$rewindTo"]
-        if target in order:
-            keys = list(order)
-            for key in keys[keys.index(target) :]:
-                del order[key]
-        return
-    if isinstance(line.get("id"), str) and isinstance(line.get("type"), str):
-        order[line["id"]] = line
-
-
-def parse_record(
-    text: str, *, session_id: str | None = None, source: str = ""
-) -> ConversationRecord:
-    """Parse a record's text. Unparseable lines (a torn last line after a crash) are
-    skipped and counted; a missing metadata line leaves the metadata empty."""
-    record = ConversationRecord(session_id=session_id or "", metadata={})
-    order: dict[str, Message] = {}
-    first = True
-    for raw in text.splitlines():
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            record.torn_lines += 1
-            continue
-        if not isinstance(line, dict):
-            record.torn_lines += 1
-            continue
-        if first and "sessionId" in line and "type" not in line:
-            record.metadata.update(line)
-        else:
-            apply_line(record, order, line)
-        first = False
-    if record.torn_lines:
-        logger.warning("record %s: skipped %d unreadable line(s)", source, record.torn_lines)
-    record.messages = list(order.values())
-    record.session_id = record.session_id or str(record.metadata.get("sessionId") or "")
-    return record
-
-
-def load_record(path: Path) -> ConversationRecord:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return parse_record(text, session_id=path.name.removesuffix(RECORD_SUFFIX), source=str(path))
 
 
 # ---------------------------------------------------------------- the service
@@ -174,7 +92,7 @@ class ChatRecordingService:
         except OSError as exc:  # a full disk must not end the turn
             logger.warning("cannot write the session record %s: %s", self.path, exc)
 
-    def _write(self, line: dict[str, Any]) -> None:
+    def _write(self, line: Mapping[str, Any]) -> None:
         data = json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
         self._write_raw(data.encode("utf-8"))
 
@@ -332,10 +250,12 @@ class SessionStore:
             "additionalDirectories": fields.get("additionalDirectories") or [],
             "kind": fields.get("kind") or "main",
         }
-        tmp = folder / f".{session_id}.{os.getpid()}.tmp"
         try:
-            tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, folder / f"{session_id}{META_SUFFIX}")
+            write_atomically(
+                folder / f"{session_id}{META_SUFFIX}",
+                json.dumps(meta, ensure_ascii=False).encode("utf-8"),
+                durable=False,
+            )
         except OSError as exc:
             logger.warning("cannot write the session index for %s: %s", session_id, exc)
 

@@ -23,10 +23,10 @@ from runtime.models.genai_generator import GenaiContentGenerator
 from runtime.protocol import (
     AgentEndEvent,
     AgentEvent,
-    CustomEvent,
     ErrorEvent,
     MessageEvent,
     MessageSend,
+    NoticeEvent,
     SessionUpdateEvent,
     TextPart,
 )
@@ -95,11 +95,7 @@ def agent_text(events: list[AgentEvent]) -> str:
 
 
 def notices(events: list[AgentEvent]) -> list[str]:
-    return [
-        str((e.data or {}).get("text", ""))
-        for e in events
-        if isinstance(e, CustomEvent) and e.kind == "notice"
-    ]
+    return [e.text for e in events if isinstance(e, NoticeEvent)]
 
 
 def errors(events: list[AgentEvent]) -> list[ErrorEvent]:

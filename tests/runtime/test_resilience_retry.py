@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.protocol import CustomEvent, MessageEvent
+from runtime.protocol import MessageEvent, NoticeEvent
 from tests.fakes.gemini_server import (
     FakeGeminiServer,
     capacity_429,
@@ -135,8 +135,8 @@ async def test_a_stream_dropped_halfway_is_retried_with_a_notice_and_the_answer_
         assert "interrupted" in notice and "Retrying" in notice
         assert agent_text(events) == "The answer The answer is 42."
         # the notice comes after the fragment that was shown, before the retried answer
-        shown = [e for e in events if isinstance(e, CustomEvent | MessageEvent)]
-        at = next(i for i, e in enumerate(shown) if isinstance(e, CustomEvent))
+        shown = [e for e in events if isinstance(e, NoticeEvent | MessageEvent)]
+        at = next(i for i, e in enumerate(shown) if isinstance(e, NoticeEvent))
         assert agent_text(shown[:at]) == "The answer "
         assert agent_text(shown[at + 1 :]) == "The answer is 42."
         assert fake_gemini.models_called == [PRO, PRO]

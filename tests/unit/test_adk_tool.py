@@ -27,7 +27,7 @@ from runtime.errors import ToolError
 from runtime.host import Host, PermissionOutcome, PermissionRequest
 from runtime.protocol import (
     AgentEvent,
-    CustomEvent,
+    PlanEvent,
     ToolDisplay,
     ToolRequestEvent,
     ToolResponseEvent,
@@ -227,7 +227,7 @@ async def test_protocol_sink_emits_runtime_events() -> None:
     assert isinstance(update, ToolUpdateEvent) and update.status == "in_progress"
     assert isinstance(response, ToolResponseEvent) and not response.is_error
     assert response.data == {"status": "completed", "output": "a b", "raw_output": {"exit_code": 0}}
-    assert isinstance(plan, CustomEvent) and plan.kind == "plan"
+    assert isinstance(plan, PlanEvent)
     assert [e.id for e in emitted] == ["st-0", "st-1", "st-2", "st-3"]
 
 

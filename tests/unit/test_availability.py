@@ -10,13 +10,15 @@ from runtime.models.availability import (
     StickyRetryState,
     TerminalState,
 )
-from runtime.models.policy_catalog import (
-    AUTO_ROUTING_MAX_ATTEMPTS,
+from runtime.models.catalog import (
     GEMINI_FLASH,
     GEMINI_FLASH_LITE,
     GEMINI_PRO,
     PREVIEW_FLASH,
     PREVIEW_PRO,
+)
+from runtime.models.policy_catalog import (
+    AUTO_ROUTING_MAX_ATTEMPTS,
     resolve_model,
     resolve_policy_chain,
 )

@@ -9,13 +9,9 @@ from google.genai import errors
 
 from runtime.host import FallbackChoice, FallbackIntent
 from runtime.models.availability import ModelAvailabilityService, StickyRetryState
+from runtime.models.catalog import GEMINI_FLASH, GEMINI_FLASH_LITE, GEMINI_PRO
 from runtime.models.fallback import FallbackDecision, handle_fallback, persistent_quota_handler
-from runtime.models.policy_catalog import (
-    GEMINI_FLASH,
-    GEMINI_FLASH_LITE,
-    GEMINI_PRO,
-    resolve_policy_chain,
-)
+from runtime.models.policy_catalog import resolve_policy_chain
 from runtime.models.retry import retry_with_backoff
 from tests.fakes.gemini_errors import (
     capacity_body,

@@ -8,6 +8,7 @@ import pytest
 from google.genai import errors
 
 from runtime.errors import ModelError
+from runtime.models.google_errors import get_http_status, parse_duration_seconds
 from runtime.models.quota_errors import (
     ModelNotFoundError,
     QuotaError,
@@ -15,9 +16,6 @@ from runtime.models.quota_errors import (
     TerminalQuotaError,
     classify_error,
     failure_kind,
-    format_duration,
-    get_http_status,
-    parse_duration_seconds,
 )
 from tests.fakes.gemini_errors import (
     QUOTA_METRIC_REQUESTS,
@@ -275,10 +273,3 @@ def test_http_status_of_various_errors() -> None:
 )
 def test_parse_duration(value: Any, seconds: float | None) -> None:
     assert parse_duration_seconds(value) == seconds
-
-
-@pytest.mark.parametrize(
-    ("seconds", "text"), [(45, "45s"), (60, "1m"), (750, "12m 30s"), (3600, "1h"), (11100, "3h 5m")]
-)
-def test_format_duration(seconds: float, text: str) -> None:
-    assert format_duration(seconds) == text

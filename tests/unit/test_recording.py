@@ -11,7 +11,8 @@ from pathlib import Path
 from runtime.adk.history import INTERRUPTED, events_from_record, history_messages
 from runtime.commands import parse_command
 from runtime.services.compression import compression_threshold, split_point
-from runtime.services.recording import SessionStore, load_record, parse_record
+from runtime.services.record import load_record, parse_record
+from runtime.services.recording import SessionStore
 
 
 def store(tmp_path: Path) -> SessionStore:

@@ -10,15 +10,15 @@ import pytest
 from google.genai import types
 
 from runtime.models.availability import ModelAvailabilityService
-from runtime.models.classifier import ClassifierStrategy, recent_turns
-from runtime.models.content_generator import ContentGenerator
-from runtime.models.policy_catalog import (
+from runtime.models.catalog import (
     GEMINI_FLASH,
     GEMINI_FLASH_LITE,
     GEMINI_PRO,
     PREVIEW_FLASH,
     PREVIEW_PRO,
 )
+from runtime.models.classifier import ClassifierStrategy, recent_turns
+from runtime.models.content_generator import ContentGenerator
 from runtime.models.routing import (
     ApprovalModeStrategy,
     DefaultStrategy,

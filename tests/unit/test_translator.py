@@ -9,9 +9,9 @@ from google.genai import types
 
 from runtime.adk.translator import AdkEventTranslator, finish_to_end_reason
 from runtime.protocol import (
-    CustomEvent,
     ErrorEvent,
     MessageEvent,
+    NoticeEvent,
     TextPart,
     ThoughtPart,
     UsageEvent,
@@ -117,8 +117,8 @@ def test_a_finish_reason_is_told_never_a_fatal_error_and_refusals_map_to_refusal
         )
     )
     assert not any(isinstance(e, ErrorEvent) for e in out)
-    [notice] = [e for e in out if isinstance(e, CustomEvent) and e.kind == "notice"]
-    assert "malformed tool call (bad)" in str((notice.data or {})["text"])
+    [notice] = [e for e in out if isinstance(e, NoticeEvent)]
+    assert "malformed tool call (bad)" in notice.text
     assert tr.end_reason() == "failed"
     raised = Event(
         author="agent", invocation_id="i", error_code="INVALID_ARGUMENT", error_message="400"
@@ -131,7 +131,7 @@ def test_a_finish_reason_is_told_never_a_fatal_error_and_refusals_map_to_refusal
 
 
 def test_the_context_window_comes_from_the_model_table() -> None:
-    from runtime.models.context_windows import context_window
+    from runtime.models.catalog import context_window
 
     assert context_window("gemini-2.5-pro") == 1_048_576
     assert context_window("models/gemini-1.5-pro-002") == 2_097_152

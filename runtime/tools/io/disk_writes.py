@@ -13,12 +13,12 @@ import asyncio
 import logging
 import os
 import stat as stat_module
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 from runtime.errors import ToolError
+from runtime.services.atomic_write import write_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -101,27 +101,8 @@ def _write_in_place(target: Path, data: bytes) -> None:
 
 def _replace_atomically(target: Path, data: bytes, st: os.stat_result | None) -> None:
     mode = stat_module.S_IMODE(st.st_mode) if st is not None else _default_file_mode()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    replaced = False
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-            try:
-                os.chown(tmp_name, st.st_uid, st.st_gid)
-            except PermissionError as exc:
-                logger.debug("cannot keep the owner of %s: %s", target, exc)
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
-        replaced = True
-    finally:
-        if not replaced:
-            try:
-                os.unlink(tmp_name)
-            except FileNotFoundError:
-                logger.debug("temp file %s already gone", tmp_name)
+    owner = (st.st_uid, st.st_gid) if st is not None else None
+    write_atomically(target, data, mode=mode, owner=owner)
 
 
 # ------------------------------------------------------------ one writer per path

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import tempfile
 import threading
 import tomllib
 from collections.abc import Sequence
@@ -40,6 +38,7 @@ from typing import Any
 import tomli_w
 
 from runtime.errors import ConfigError
+from runtime.services.atomic_write import write_atomically
 from runtime.tools.policy.defaults import EDIT_TOOLS, PLAN_MODE_DENY_MESSAGE, default_rules
 from runtime.tools.policy.guards import (
     asked_anyway,
@@ -374,16 +373,7 @@ def _append_rule_atomically(path: Path, rule: PolicyRule) -> None:
     text = existing + separator + addition
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(prefix=".auto-saved-", suffix=".toml.tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp_name, path)
-        except BaseException:
-            Path(temp_name).unlink(missing_ok=True)
-            raise
+        write_atomically(path, text.encode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc}") from exc
     logger.info("policy: saved rule to %s", path)

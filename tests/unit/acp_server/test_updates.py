@@ -1,0 +1,231 @@
+"""acp_server/updates.py: runtime events → ACP session updates, by plain calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp import schema
+
+from acp_server.updates import (
+    UpdateMapper,
+    notice_meta,
+    plan_update,
+    stop_reason,
+    tool_call_update,
+)
+from runtime.protocol import (
+    AgentEndEvent,
+    AgentStartEvent,
+    CommandsChangedEvent,
+    DisplayDiff,
+    DisplayTerminal,
+    DisplayText,
+    ErrorEvent,
+    MessageEvent,
+    NoticeEvent,
+    PlanEntry,
+    PlanEvent,
+    SessionUpdateEvent,
+    TextPart,
+    ThoughtPart,
+    ToolDisplay,
+    ToolLocation,
+    ToolRequestEvent,
+    ToolResponseEvent,
+    ToolUpdateEvent,
+    UsageEvent,
+)
+
+OPTIONS: list[dict[str, Any]] = [
+    {
+        "id": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": "default",
+        "options": [{"value": "default", "name": "Default"}],
+    }
+]
+
+
+def mapper() -> UpdateMapper:
+    return UpdateMapper(lambda: OPTIONS, lambda: "default")
+
+
+def wire(update: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = update.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
+
+
+BASE = {"id": "e1", "stream_id": "s1"}
+
+
+def test_agent_text_and_thoughts_become_chunks_and_user_text_nothing() -> None:
+    agent = MessageEvent(
+        **BASE, role="agent", content=(TextPart(text="hi"), ThoughtPart(thought="hmm"))
+    )
+    assert [wire(u) for u in mapper().map(agent)] == [
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}},
+        {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}},
+    ]
+    assert mapper().map(MessageEvent(**BASE, role="user", content=(TextPart(text="x"),))) == []
+
+
+def test_a_notice_is_a_marked_paragraph_of_agent_text() -> None:
+    [update] = mapper().map(NoticeEvent(**BASE, text="Switched to flash."))
+    assert wire(update) == {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": "\n\nSwitched to flash.\n\n"},
+        "_meta": notice_meta("info", "Switched to flash."),
+    }
+    assert mapper().map(NoticeEvent(**BASE, text="")) == []
+
+
+def test_a_plan_event_is_the_whole_plan() -> None:
+    entries = (
+        PlanEntry(content="read", status="completed"),
+        PlanEntry(content="edit", status="in_progress", priority="high"),
+    )
+    [update] = mapper().map(PlanEvent(**BASE, entries=entries))
+    assert wire(update) == {
+        "sessionUpdate": "plan",
+        "entries": [
+            {"content": "read", "priority": "medium", "status": "completed"},
+            {"content": "edit", "priority": "high", "status": "in_progress"},
+        ],
+    }
+
+
+def test_plan_entries_from_their_plain_form_fall_back_on_unknown_values() -> None:
+    entry = PlanEntry.of({"content": "x", "status": "cancelled", "priority": "urgent"})
+    assert entry == PlanEntry(content="x", status="pending", priority="medium")
+    assert list(PlanEntry(content="y").model_dump()) == ["content", "status", "priority"]
+
+
+def test_events_the_session_handles_itself_map_to_nothing() -> None:
+    for event in (
+        CommandsChangedEvent(**BASE),
+        AgentStartEvent(**BASE),
+        AgentEndEvent(**BASE, reason="completed"),
+        ErrorEvent(**BASE, status="INTERNAL", message="boom", fatal=True),
+    ):
+        assert mapper().map(event) == []
+
+
+def test_a_non_fatal_error_is_a_bold_warning() -> None:
+    [update] = mapper().map(ErrorEvent(**BASE, status="INTERNAL", message="Loop", fatal=False))
+    assert wire(update)["content"]["text"] == "\n\n**Loop**\n"
+    assert wire(update)["_meta"] == notice_meta("warning", "Loop")
+
+
+def test_a_tool_request_is_a_pending_tool_call_with_its_display() -> None:
+    display = ToolDisplay(
+        title="Edit a.py",
+        kind="edit",
+        locations=(ToolLocation(path="/w/a.py", line=3),),
+        content=(DisplayDiff(path="/w/a.py", before_text="a", after_text="b"),),
+    )
+    event = ToolRequestEvent(
+        **BASE, request_id="c1", name="replace", args={"x": 1}, display=display
+    )
+    [update] = mapper().map(event)
+    assert wire(update) == {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "c1",
+        "title": "Edit a.py",
+        "kind": "edit",
+        "status": "pending",
+        "locations": [{"path": "/w/a.py", "line": 3}],
+        "rawInput": {"x": 1},
+        "content": [{"type": "diff", "path": "/w/a.py", "oldText": "a", "newText": "b"}],
+    }
+    bare = ToolRequestEvent(**BASE, request_id="c2", name="glob", args={})
+    assert wire(mapper().map(bare)[0]) == {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "c2",
+        "title": "glob",
+        "kind": "other",
+        "status": "pending",
+        "rawInput": {},
+    }
+
+
+def test_tool_progress_and_results() -> None:
+    running = ToolUpdateEvent(
+        **BASE,
+        request_id="c1",
+        display=ToolDisplay(title="t", content=(DisplayTerminal(terminal_id="term-1"),)),
+    )
+    assert wire(mapper().map(running)[0]) == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "status": "in_progress",
+        "content": [{"type": "terminal", "terminalId": "term-1"}],
+    }
+    failed = ToolResponseEvent(
+        **BASE,
+        request_id="c1",
+        name="run_shell_command",
+        is_error=True,
+        display=ToolDisplay(title="ls", content=(DisplayText(text="no such dir"),)),
+        data={"status": "error"},
+    )
+    assert wire(mapper().map(failed)[0]) == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "status": "failed",
+        "title": "ls",
+        "content": [{"type": "content", "content": {"type": "text", "text": "no such dir"}}],
+        "rawOutput": {"status": "error"},
+    }
+
+
+def test_usage_is_used_over_the_context_window() -> None:
+    usage = UsageEvent(**BASE, model="m", input_tokens=100, output_tokens=20, context_window=1000)
+    assert wire(mapper().map(usage)[0]) == {
+        "sessionUpdate": "usage_update",
+        "used": 120,
+        "size": 1000,
+    }
+    unknown = UsageEvent(**BASE, model="m", input_tokens=5)
+    assert wire(mapper().map(unknown)[0])["size"] == 5
+
+
+def test_session_facts_become_info_mode_and_config_updates() -> None:
+    titled = mapper().map(SessionUpdateEvent(**BASE, title="Fix the bug"))
+    assert isinstance(titled[0], schema.SessionInfoUpdate) and titled[0].title == "Fix the bug"
+    changed = mapper().map(SessionUpdateEvent(**BASE, config={"mode": "plan"}))
+    assert [wire(u)["sessionUpdate"] for u in changed] == [
+        "current_mode_update",
+        "config_option_update",
+    ]
+    assert mapper().map(SessionUpdateEvent(**BASE, model="gemini-2.5-pro")) == []
+
+
+def test_the_shared_builders_carry_a_final_status_and_meta() -> None:
+    update = tool_call_update(
+        "c9",
+        ToolDisplay(title="Read", kind="read"),
+        status="completed",
+        raw_input={"p": 1},
+        meta={"adkAcp": {"permission": {"answer": None}}},
+    )
+    assert wire(update) == {
+        "sessionUpdate": "tool_call",
+        "_meta": {"adkAcp": {"permission": {"answer": None}}},
+        "toolCallId": "c9",
+        "title": "Read",
+        "kind": "read",
+        "status": "completed",
+        "rawInput": {"p": 1},
+    }
+    assert wire(plan_update(())) == {"sessionUpdate": "plan", "entries": []}
+
+
+def test_stop_reasons() -> None:
+    assert stop_reason("completed") == "end_turn"
+    assert stop_reason("aborted") == "cancelled"
+    assert stop_reason("max_turns") == "max_turn_requests"
+    assert stop_reason("max_budget") == "max_tokens"
+    assert stop_reason("refusal") == "refusal"
+    assert stop_reason("max_time") == "end_turn"
