@@ -23,9 +23,18 @@ from runtime.tools.builtin.read import ListDirectoryTool, ReadFileTool
 from runtime.tools.builtin.shell import RunShellCommandTool
 from runtime.tools.builtin.todo import WriteTodosTool
 from runtime.tools.builtin.web_fetch import WebFetchTool
+from runtime.tools.builtin.web_search import WebSearchTool
 
 READ_ONLY_TOOLS = frozenset(
-    {"read_file", "read_many_files", "list_directory", "glob", "grep_search", "write_todos"}
+    {
+        "read_file",
+        "read_many_files",
+        "list_directory",
+        "glob",
+        "grep_search",
+        "write_todos",
+        "google_web_search",
+    }
 )
 """Tools that change nothing outside the session (Gemini CLI allows them by default)."""
 
@@ -47,6 +56,7 @@ def build_catalog(*, include_web_fetch: bool = True) -> dict[str, GcliTool]:
     ]
     if include_web_fetch:
         tools.append(WebFetchTool())
+    tools.append(WebSearchTool())
     return {tool.name: tool for tool in tools}
 
 

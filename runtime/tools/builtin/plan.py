@@ -30,6 +30,7 @@ PLAN_MODE_TOOLS = frozenset(
         "glob",
         "grep_search",
         "write_todos",
+        "google_web_search",
         "write_file",  # plan files only (policy)
         EXIT_PLAN_MODE,
     }
