@@ -61,6 +61,8 @@ async def test_search_result_reaches_the_model_cited_with_sources(
     assert searching.uses_google_search and not main.uses_google_search
     assert searching.model == "gemini-3-flash-preview" and not searching.stream
     assert searching.contents == [{"role": "user", "parts": [{"text": QUERY}]}]
+    assert searching.body["tools"] == [{"googleSearch": {}}]
+    assert searching.body["generationConfig"] == {"temperature": 0, "topP": 1}
     assert searching.function_declaration_names == []
 
     (response,) = function_responses(after)

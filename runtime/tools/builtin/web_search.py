@@ -24,6 +24,7 @@ from runtime.models.policy_catalog import PREVIEW_FLASH
 from runtime.protocol import DisplayText, ToolDisplay
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.builtin.args import ArgError, parse_error, str_arg
+from runtime.tools.builtin.results import error_result
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -166,7 +167,7 @@ class WebSearchTool(GcliTool):
         try:
             query = _parse(args)
         except ArgError as exc:
-            return ToolResult(llm_content=str(exc), is_error=True, error_type="invalid_arguments")
+            return error_result(str(exc), "invalid_arguments")
         generator_of: Callable[[], ContentGenerator] | None = env.extra.get(CONTENT_GENERATOR_KEY)
         config = types.GenerateContentConfig(
             temperature=0, top_p=1, tools=[types.Tool(google_search=types.GoogleSearch())]
