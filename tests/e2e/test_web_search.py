@@ -3,15 +3,20 @@
 The model calls the tool; the tool's own request (Gemini CLI's `web-search` config:
 the query alone, `tools: [{googleSearch: {}}]`) gets a grounded answer; the cited
 text and its sources reach the model's next request, and the editor sees a `search`
-call that ran without asking.
+call that ran without asking (in plan mode too). A failed search is told to the model.
+A headless run scripted by `--fake-responses` carries the grounding the same way.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from tests.e2e import model_script
+from tests.e2e.headless_harness import run_cli, write_script
+from tests.e2e.spine import dirs
 from tests.e2e.tools_harness import (
     EDITOR,
     MakeAgent,
@@ -23,6 +28,7 @@ from tests.fakes.gemini_server import (
     FakeGeminiServer,
     function_call_response,
     grounded_response,
+    merge_chunks,
     server_error_500,
     text_response,
 )
@@ -141,3 +147,26 @@ async def test_plan_mode_offers_the_search_and_runs_it_without_asking(
         "\n\nSources:\n[1] python.org (https://www.python.org/downloads/)"
     )
     assert agent.client.permission_requests == []
+
+
+def test_a_fake_responses_script_carries_the_grounding(tmp_path: Path) -> None:
+    """`--fake-responses` (Gemini CLI's JSONL): the search's line is a `generateContent`
+    response whose candidate has `groundingMetadata`, as the API sends it."""
+    d = dirs(tmp_path)
+    grounded = merge_chunks(grounded_response(ANSWER, SOURCES, [(0, 5, [1])]).chunks)
+    script = write_script(
+        tmp_path / "script.jsonl",
+        [
+            model_script.call("google_web_search", {"query": QUERY}),
+            json.dumps({"method": "generateContent", "response": grounded}),
+            model_script.text("Searched."),
+        ],
+    )
+    done = run_cli(
+        d, ["-p", "search it", "-o", "stream-json", "--fake-responses", str(script)], api_key=None
+    )
+    assert done.code == 0, done.stderr
+    (result,) = [e for e in done.lines() if e["type"] == "tool_result"]
+    assert result["status"] == "success"
+    assert result["output"].startswith(f'Web search results for "{QUERY}":\n\nPytho[2]n 3.14')
+    assert result["output"].endswith("[2] PEP 745 (https://peps.python.org/pep-0745/)")
