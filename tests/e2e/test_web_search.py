@@ -3,12 +3,14 @@
 The model calls the tool; the tool's own request (Gemini CLI's `web-search` config:
 the query alone, `tools: [{googleSearch: {}}]`) gets a grounded answer; the cited
 text and its sources reach the model's next request, and the editor sees a `search`
-call that ran without asking (in plan mode too). A failed search is told to the model.
+call that ran without asking (in plan mode too). A failed search is told to the model;
+a cancel abandons the search's request.
 A headless run scripted by `--fake-responses` carries the grounding the same way.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from tests.e2e.tools_harness import (
 )
 from tests.fakes.gemini_server import (
     FakeGeminiServer,
+    HangPoint,
     function_call_response,
     grounded_response,
     merge_chunks,
@@ -119,6 +122,29 @@ async def test_a_failed_search_is_told_to_the_model_and_the_turn_goes_on(
     (call,) = agent.tool_calls()
     assert agent.final(call["toolCallId"])["status"] == "failed"
     assert agent.text() == "The search failed."
+
+
+async def test_cancel_during_the_search_abandons_its_request(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    hang = HangPoint()
+    fake_gemini.add(
+        function_call_response("google_web_search", {"query": QUERY}),
+        grounded_response(ANSWER, SOURCES).hang_after(0, hang),
+    )
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    pending = agent.client.start_prompt(agent.session_id, "search")
+    await hang.wait_reached_async()
+    await agent.client.cancel(agent.session_id)
+    assert await pending.result(10) == {"stopReason": "cancelled"}
+    # the search's request was abandoned: the agent closed its connection
+    await asyncio.get_running_loop().run_in_executor(None, hang.client_gone.wait, 10)
+    assert hang.client_gone.is_set() and not hang.released.is_set()
+    (call,) = agent.tool_calls()
+    assert agent.final(call["toolCallId"])["status"] == "failed"
+
+    fake_gemini.add(text_response("ready"))
+    assert await agent.prompt("next") == {"stopReason": "end_turn"}
 
 
 async def test_plan_mode_offers_the_search_and_runs_it_without_asking(
