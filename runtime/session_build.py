@@ -229,7 +229,12 @@ def build_scheduler(
     from runtime.host import HeadlessHost
     from runtime.services.secrets import allowlist_from
     from runtime.tools.base import ToolEnv
-    from runtime.tools.catalog import MEMORY_SAVED_KEY, USER_HOME_KEY, build_catalog
+    from runtime.tools.catalog import (
+        CONTENT_GENERATOR_KEY,
+        MEMORY_SAVED_KEY,
+        USER_HOME_KEY,
+        build_catalog,
+    )
     from runtime.tools.io.commands import CommandRunner
     from runtime.tools.io.files import FileAccess
     from runtime.tools.policy.engine import PolicyEngine
@@ -245,7 +250,7 @@ def build_scheduler(
         temp_dir=config.temp_dir,
         files=FileAccess(spec.host),
         commands=CommandRunner(spec.host, env_allowlist=allowlist),
-        extra={USER_HOME_KEY: config.home},
+        extra={USER_HOME_KEY: config.home, CONTENT_GENERATOR_KEY: lambda: link.session.generator},
     )
     if spec.system_prompt is None:  # a session whose prompt reads the context files
         env.extra[MEMORY_SAVED_KEY] = link.memory_saved

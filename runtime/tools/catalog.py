@@ -33,9 +33,18 @@ from runtime.tools.builtin.read import ListDirectoryTool, ReadFileTool
 from runtime.tools.builtin.shell import RunShellCommandTool
 from runtime.tools.builtin.todo import WriteTodosTool
 from runtime.tools.builtin.web_fetch import WebFetchTool
+from runtime.tools.builtin.web_search import CONTENT_GENERATOR_KEY, WebSearchTool
 
 READ_ONLY_TOOLS = frozenset(
-    {"read_file", "read_many_files", "list_directory", "glob", "grep_search", "write_todos"}
+    {
+        "read_file",
+        "read_many_files",
+        "list_directory",
+        "glob",
+        "grep_search",
+        "write_todos",
+        "google_web_search",
+    }
 )
 """Tools that change nothing outside the session (Gemini CLI allows them by default)."""
 
@@ -44,6 +53,7 @@ PLAN_MODE_TOOLS = frozenset({*READ_ONLY_TOOLS, "write_file", EXIT_PLAN_MODE})
 only, by the policy) and `exit_plan_mode`; the other modes offer all but `exit_plan_mode`."""
 
 __all__ = [
+    "CONTENT_GENERATOR_KEY",
     "EXIT_PLAN_MODE",
     "MEMORY_SAVED_KEY",
     "PLAN_MODE_TOOLS",
@@ -74,6 +84,7 @@ def build_catalog(*, include_web_fetch: bool = True) -> dict[str, GcliTool]:
     ]
     if include_web_fetch:
         tools.append(WebFetchTool())
+    tools.append(WebSearchTool())
     return {tool.name: tool for tool in tools}
 
 

@@ -13,6 +13,11 @@ Routes (`{ver}` is v1, v1beta, v1beta1 or v1alpha; the Vertex shape
   lines and strips `\\r`, so `\\n\\n` works as well);
 - `POST /{ver}/models/{model}:countTokens` → `{"totalTokens": N}` (scripted or estimated).
 
+Google Search grounding: script `grounded_response(...)` for the request that
+carries `tools: [{googleSearch: {}}]` (`RecordedRequest.uses_google_search`); its
+candidate has `groundingMetadata` in the wire format (a JSONL script line may carry
+the same `groundingMetadata` in its candidate).
+
 A script of `Reply` objects is consumed in order, one per generate call, whichever
 kind the call is: a multi-chunk reply served to `generateContent` is merged into one
 response. Every request is recorded (`RecordedRequest`).
@@ -333,6 +338,38 @@ def function_calls_response(
     return parts_response([[function_call_part(n, a) for n, a in calls]], usage=usage)
 
 
+def grounded_response(
+    text: str,
+    sources: Sequence[tuple[str, str]],
+    supports: Sequence[tuple[int, int, Sequence[int]]] = (),
+    *,
+    queries: Sequence[str] = (),
+) -> Reply:
+    """A Google Search grounded answer (the reply to a request with `googleSearch`):
+    `text`, and the candidate's `groundingMetadata` as the API sends it: `sources` are
+    `(title, uri)` web chunks, `supports` `(start_byte, end_byte, chunk_indices)` with
+    UTF-8 byte offsets into `text` (a zero `startIndex` left out, as proto3 JSON does)."""
+    metadata: dict[str, Any] = {
+        "groundingChunks": [{"web": {"uri": uri, "title": title}} for title, uri in sources],
+        "groundingSupports": [
+            {
+                "segment": {
+                    **({"startIndex": start} if start else {}),
+                    "endIndex": end,
+                    "text": text.encode()[start:end].decode(errors="replace"),
+                },
+                "groundingChunkIndices": list(indices),
+            }
+            for start, end, indices in supports
+        ],
+    }
+    if queries:
+        metadata["webSearchQueries"] = list(queries)
+    step = chunk([text_part(text)], finish="STOP", usage=usage())
+    step["candidates"][0]["groundingMetadata"] = metadata
+    return Reply(steps=(step,))
+
+
 def blocked_prompt_response(reason: str = "SAFETY", message: str | None = None) -> Reply:
     """The API refused the prompt itself: no candidates, `promptFeedback.blockReason`
     (the shape the Gemini API streams for a blocked prompt)."""
@@ -516,6 +553,12 @@ class RecordedRequest:
         body = self.body if isinstance(self.body, dict) else {}
         si = body.get("systemInstruction") or {}
         return "".join(p.get("text", "") for p in si.get("parts", []))
+
+    @property
+    def uses_google_search(self) -> bool:
+        """The request offers the `googleSearch` tool (a grounded search request)."""
+        body = self.body if isinstance(self.body, dict) else {}
+        return any("googleSearch" in tool for tool in body.get("tools") or [])
 
     @property
     def function_declaration_names(self) -> list[str]:

@@ -31,6 +31,7 @@ from tests.fakes.gemini_server import (
     error_response,
     function_call_response,
     function_calls_response,
+    grounded_response,
     load_script,
     merge_chunks,
     not_found_404,
@@ -113,6 +114,38 @@ async def test_generate_content_merges_a_streamed_reply(
     assert [(p.text, bool(p.thought)) for p in parts] == [("hmm ok", True), ("Hello", False)]
     assert resp.usage_metadata and resp.usage_metadata.thoughts_token_count == 3
     assert server.requests[0].model == "gemini-2.5-flash" and not server.requests[0].stream
+
+
+async def test_grounded_answer_to_a_google_search_request(
+    server: FakeGeminiServer, client: genai.Client, tmp_path: Path
+) -> None:
+    text = "Zürich is in Switzerland."  # "ü" is two bytes: offsets are UTF-8 bytes
+    sources = [("Wikipedia", "https://en.wikipedia.org/wiki/Z%C3%BCrich")]
+    server.add(grounded_response(text, sources, [(0, 26, [0])], queries=["zurich"]))
+    line = {
+        "method": "generateContent",
+        "response": merge_chunks(grounded_response(text, sources).chunks),
+    }
+    script = tmp_path / "grounded.jsonl"
+    script.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    server.add(*load_script(script))  # a --fake-responses line carries it just the same
+    config = types.GenerateContentConfig(tools=[types.Tool(google_search=types.GoogleSearch())])
+
+    resp = await client.aio.models.generate_content(model=MODEL, contents="zurich", config=config)
+    from_script = await client.aio.models.generate_content(model=MODEL, contents="zurich")
+
+    assert resp.text == text
+    assert resp.candidates and resp.candidates[0].grounding_metadata
+    meta = resp.candidates[0].grounding_metadata
+    assert meta.web_search_queries == ["zurich"]
+    assert [(c.web.title, c.web.uri) for c in meta.grounding_chunks or [] if c.web] == sources
+    [support] = meta.grounding_supports or []
+    assert support.segment and support.segment.start_index is None  # 0 is left out
+    assert (support.segment.end_index, support.segment.text) == (26, text)
+    assert support.grounding_chunk_indices == [0]
+    assert from_script.candidates and from_script.candidates[0].grounding_metadata
+    assert server.requests[0].uses_google_search and not server.requests[1].uses_google_search
+    assert server.requests[0].body["tools"] == [{"googleSearch": {}}]
 
 
 async def test_function_calls_and_request_body(

@@ -229,6 +229,7 @@ DEFAULTS = [
     ("run_shell_command", {"command": "ls > listing.txt"}, "ask_user", "ask_user", "allow", "deny"),
     ("run_shell_command", {"command": "rm -rf build"}, "ask_user", "ask_user", "allow", "deny"),
     ("web_fetch", {"prompt": "https://x"}, "ask_user", "ask_user", "allow", "deny"),
+    ("google_web_search", {"query": "x"}, "allow", "allow", "allow", "allow"),
     ("save_memory", {"fact": "tabs"}, "ask_user", "ask_user", "allow", "deny"),
     ("mcp_srv_tool", {}, "ask_user", "ask_user", "allow", "deny"),
 ]

@@ -36,6 +36,7 @@ GEMINI_TOOLS = {
     "run_shell_command": {"command", "description", "dir_path", "is_background"},
     "write_todos": {"todos"},
     "web_fetch": {"prompt"},
+    "google_web_search": {"query"},
     "save_memory": {"fact"},
     "exit_plan_mode": {"plan_path"},  # offered in plan mode only
 }

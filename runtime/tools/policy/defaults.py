@@ -31,6 +31,7 @@ READ_ONLY_TOOLS: tuple[str, ...] = (
     "grep_search",
     "list_directory",
     "write_todos",
+    "google_web_search",
     "list_mcp_resources",
     "read_mcp_resource",
 )
