@@ -109,8 +109,8 @@ def _workspace(root: Path) -> Path:
     return ws
 
 
-def adk_contender(box: Sandbox) -> Contender:
-    root = box.root / "user-adk"
+def adk_contender(box: Sandbox, room: str = "user") -> Contender:
+    root = box.root / f"{room}-adk"
     home = root / "home"
     home.mkdir(parents=True, exist_ok=True)
     return Contender(
@@ -157,8 +157,8 @@ def install_gemini_cli(cache: Path | None = None) -> Path:
     return binary
 
 
-def gemini_contender(box: Sandbox, binary: Path) -> Contender:
-    root = box.root / "user-gemini"
+def gemini_contender(box: Sandbox, binary: Path, room: str = "user") -> Contender:
+    root = box.root / f"{room}-gemini"
     home = root / "home"
     settings = home / ".gemini"
     settings.mkdir(parents=True, exist_ok=True)
