@@ -393,6 +393,8 @@ def measure_first(
 def _load_note(mine: list[FirstRun], peers: list[FirstRun]) -> str:
     replayed = statistics.median(r.replayed for r in mine)
     note = f"session/update notifications replayed before the response: {replayed:.0f}"
+    if peers:
+        note += f" (peer {statistics.median(r.replayed for r in peers):.0f})"
     errors = [r.load_error for r in peers if r.load_error]
     if errors:
         note += f"; peer's load fails across processes ({len(errors)}/{len(peers)}): {errors[0]}"

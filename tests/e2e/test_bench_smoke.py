@@ -250,7 +250,7 @@ def test_first_group_reports_a_peer_whose_load_fails() -> None:
     ours = FirstRun(replayed=40)
     theirs = FirstRun(load_error="No previous sessions found for this project.")
     note = _load_note([ours], [theirs])
-    assert "replayed before the response: 40" in note
+    assert "replayed before the response: 40 (peer 0)" in note
     assert "fails across processes (1/1): No previous sessions found" in note
 
 
