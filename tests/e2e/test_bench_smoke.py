@@ -238,7 +238,7 @@ def test_first_group_beside_a_stand_in_peer(box: bench.Sandbox, stand_in_peer: P
     assert by_key["first_chunk"].ratio_target and by_key["first_chunk"].target == 0.3
     assert by_key["first_load"].target == pytest.approx(0.300)
     assert "files written: 1/1 (peer 1/1)" in by_key["first_permission"].note
-    replayed = re.search(r"replayed before the response: (\d+)", by_key["first_load"].note)
+    replayed = re.search(r"messages replayed: (\d+)", by_key["first_load"].note)
     assert replayed and int(replayed.group(1)) >= 2 * first_bench.LOADED_PROMPTS
     assert len(notes) == 1 and "google" in notes[0]
     assert "spawn → 1st chunk, prompt sent at once" in bench.render_tables(metrics)
@@ -250,7 +250,9 @@ def test_first_group_reports_a_peer_whose_load_fails() -> None:
     ours = FirstRun(replayed=40)
     theirs = FirstRun(load_error="No previous sessions found for this project.")
     note = _load_note([ours], [theirs])
-    assert "replayed before the response: 40 (peer 0)" in note
+    late = _load_note([ours], [FirstRun(replayed=40, replayed_after=40)])
+    assert "answers session/load before its replay (1/1)" in late
+    assert "messages replayed: 40 (peer 0)" in note
     assert "fails across processes (1/1): No previous sessions found" in note
 
 
