@@ -51,6 +51,7 @@ from bench.user_bench import (
     adk_contender,
     gemini_contender,
     install_gemini_cli,
+    peer_metric,
     write_script,
 )
 
@@ -303,14 +304,6 @@ def import_table(chunk: float, records: Sequence[ImportRecord], top: int = IMPOR
 # ---------------------------------------------------------------- the figures
 
 
-def _flat(runs: list[FirstRun], attr: str) -> list[float]:
-    out: list[float] = []
-    for r in runs:
-        value = getattr(r, attr)
-        out += value if isinstance(value, list) else [value]
-    return out
-
-
 def measure_first(
     box: Sandbox, samples: int, peer: str | None = None, profile: bool = True
 ) -> tuple[list[Metric], list[str]]:
@@ -338,23 +331,24 @@ def measure_first(
         label: str,
         attr: str,
         *,
-        unit: str = "ms",
         target: float | None = None,
         of_peer: bool = False,  # the target is a ratio to the peer's median
+        unit: str = "ms",
         note: str = "",
     ) -> Metric:
         if of_peer and not peers:
             target = None  # no peer in this run: nothing to compare with
-        return Metric(
+        return peer_metric(
+            mine,
+            peers,
+            base,
             key,
             label,
-            unit,
-            _flat(mine, attr),
-            _flat(peers, attr),
+            attr,
+            unit=unit,
             target=target,
             ratio_target=of_peer,
             note=note,
-            baseline_name=base,
         )
 
     rows = [
