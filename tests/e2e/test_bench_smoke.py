@@ -2,8 +2,9 @@
 
 The cheapest measurements once each, with tiny counts: spawn → initialize of both
 agents, and one short `--fake-responses` prompt in a fresh adk-acp process without
-waiting for the warm-up. No timing assertions (the machine is shared and noisy):
-only that the figures are positive numbers and the agents exit cleanly.
+waiting for the warm-up; the `user` and `first` groups (issue 23's fresh agents driven
+at once) beside a stand-in for Gemini CLI. No timing assertions (the machine is shared
+and noisy): only that the figures are positive numbers and the agents exit cleanly.
 """
 
 from __future__ import annotations
