@@ -33,7 +33,14 @@ so read ratios and medians, never single numbers. Groups (`--only`):
   a `read_file` call and with a write through the client, warm prompt → first chunk,
   a 100-prompt session's last 10 ÷ first 10. With `--peer gemini` each is measured
   beside Gemini CLI (installed from npm into a cache directory on first use) in the
-  same run, and the table's baseline is Gemini CLI instead of the echo floor.
+  same run, and the table's baseline is Gemini CLI instead of the echo floor;
+- `first`   — the first three seconds (`bench/first_bench.py`, issue 23): fresh
+  processes driven with no pause at all (the `user` group lets each go idle first):
+  spawn → first chunk of a prompt sent at once, a `read_file` prompt and a write's
+  permission sent at once, `session/load` of a 20-prompt session right after
+  `initialize` and the next prompt's first chunk, warm prompt → first chunk, RSS once
+  the first prompt is answered; `--runs` samples of each (Gemini CLI beside with
+  `--peer gemini`), plus an import-time profile of such a start.
 
 The `adk-acp` runs are hermetic: a temporary HOME and workspace, no credentials
 except the fake server's, `--fake-responses` scripts written here.
@@ -77,6 +84,7 @@ GROUPS = (
     "cold",
     "oneshot",
     "user",
+    "first",
 )
 STREAM_CHUNKS = 200
 WARM_PAUSE_S = 0.2
@@ -937,6 +945,12 @@ def run(
             from bench.user_bench import measure_user
 
             metrics += measure_user(box, procs, peer)
+        if "first" in groups:
+            from bench.first_bench import measure_first
+
+            found, found_notes = measure_first(box, max(2, runs), peer)
+            metrics += found
+            notes += found_notes
     return metrics, notes
 
 
@@ -958,7 +972,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--peer",
         choices=("gemini",),
-        help="also run the `user` group's scenarios through Gemini CLI (installed from "
+        help="also run the `user` and `first` groups' scenarios through Gemini CLI (installed from "
         "npm into ~/.cache/adk-acp-bench on first use), each figure beside its own",
     )
     args = parser.parse_args(argv)

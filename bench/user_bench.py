@@ -23,6 +23,7 @@ checks off); each figure then has Gemini CLI's from the same run as its baseline
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -30,7 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,8 +110,8 @@ def _workspace(root: Path) -> Path:
     return ws
 
 
-def adk_contender(box: Sandbox) -> Contender:
-    root = box.root / "user-adk"
+def adk_contender(box: Sandbox, room: str = "user") -> Contender:
+    root = box.root / f"{room}-adk"
     home = root / "home"
     home.mkdir(parents=True, exist_ok=True)
     return Contender(
@@ -157,8 +158,8 @@ def install_gemini_cli(cache: Path | None = None) -> Path:
     return binary
 
 
-def gemini_contender(box: Sandbox, binary: Path) -> Contender:
-    root = box.root / "user-gemini"
+def gemini_contender(box: Sandbox, binary: Path, room: str = "user") -> Contender:
+    root = box.root / f"{room}-gemini"
     home = root / "home"
     settings = home / ".gemini"
     settings.mkdir(parents=True, exist_ok=True)
@@ -265,12 +266,39 @@ def run_once(who: Contender, root: Path, tag: str) -> UserRun:
 # ---------------------------------------------------------------- the figures
 
 
-def _flat(runs: list[UserRun], attr: str) -> list[float]:
+def _flat(runs: Sequence[object], attr: str) -> list[float]:
     out: list[float] = []
     for r in runs:
         value = getattr(r, attr)
         out += value if isinstance(value, list) else [value]
     return out
+
+
+def peer_metric(
+    mine: Sequence[object],
+    peers: Sequence[object],
+    base: str,
+    key: str,
+    label: str,
+    attr: str,
+    *,
+    unit: str = "ms",
+    target: float | None = None,
+    ratio_target: bool = False,
+    note: str = "",
+) -> Metric:
+    """One row: attribute `attr` of our runs beside the peer's (named `base`)."""
+    return Metric(
+        key,
+        label,
+        unit,
+        _flat(mine, attr),
+        _flat(peers, attr),
+        target=target,
+        ratio_target=ratio_target,
+        note=note,
+        baseline_name=base,
+    )
 
 
 def measure_user(box: Sandbox, procs: int, peer: str | None = None) -> list[Metric]:
@@ -285,28 +313,7 @@ def measure_user(box: Sandbox, procs: int, peer: str | None = None) -> list[Metr
 
     base = theirs.name if theirs is not None else ""
 
-    def metric(
-        key: str,
-        label: str,
-        attr: str,
-        *,
-        unit: str = "ms",
-        target: float | None = None,
-        ratio_target: bool = False,
-        note: str = "",
-    ) -> Metric:
-        return Metric(
-            key,
-            label,
-            unit,
-            _flat(mine, attr),
-            _flat(peers, attr) if peers else [],
-            target=target,
-            ratio_target=ratio_target,
-            note=note,
-            baseline_name=base,
-        )
-
+    metric = functools.partial(peer_metric, mine, peers, base)
     written = sum(r.wrote for r in mine)
     peer_written = sum(r.wrote for r in peers)
     long_first = statistics.median(r.long_first for r in mine) * 1000

@@ -2,13 +2,16 @@
 
 The cheapest measurements once each, with tiny counts: spawn → initialize of both
 agents, and one short `--fake-responses` prompt in a fresh adk-acp process without
-waiting for the warm-up. No timing assertions (the machine is shared and noisy):
-only that the figures are positive numbers and the agents exit cleanly.
+waiting for the warm-up; the `user` and `first` groups (issue 23's fresh agents driven
+at once) beside a stand-in for Gemini CLI. No timing assertions (the machine is shared
+and noisy): only that the figures are positive numbers and the agents exit cleanly.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -164,11 +167,10 @@ def test_subagent_overhead_runs(box: bench.Sandbox) -> None:
     assert all(_is_figure(v) for v in (*invocations, *turns))
 
 
-def test_user_group_beside_a_stand_in_peer(
-    box: bench.Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`--peer gemini` end to end without the network: the cached "Gemini CLI" is a
-    stand-in script that runs adk-acp on the script it is given."""
+@pytest.fixture
+def stand_in_peer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`--peer gemini` without the network: the cached "Gemini CLI" is a stand-in script
+    that runs adk-acp on the script it is given."""
     from bench import user_bench
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -183,6 +185,19 @@ def test_user_group_beside_a_stand_in_peer(
     )
     binary.chmod(0o755)
     assert user_bench.install_gemini_cli() == binary  # found in the cache: no npm
+    return binary
+
+
+def _beside_the_peer(metrics: list[bench.Metric]) -> None:
+    for m in metrics:
+        assert m.samples and m.baseline, m.key
+        assert all(_is_figure(v) for v in m.samples + m.baseline), m.key
+        assert m.baseline_name.startswith("Gemini CLI")
+
+
+def test_user_group_beside_a_stand_in_peer(box: bench.Sandbox, stand_in_peer: Path) -> None:
+    from bench import user_bench
+
     metrics = user_bench.measure_user(box, procs=1, peer="gemini")
     assert [m.key for m in metrics] == [
         "user_spawn_init",
@@ -193,10 +208,66 @@ def test_user_group_beside_a_stand_in_peer(
         "user_warm",
         "user_long",
     ]
-    for m in metrics:
-        assert m.samples and m.baseline, m.key
-        assert all(_is_figure(v) for v in m.samples + m.baseline), m.key
-        assert m.baseline_name.startswith("Gemini CLI")
+    _beside_the_peer(metrics)
     assert "files written: 1/1 (peer 1/1)" in metrics[4].note
     table = bench.render_tables(metrics)
     assert "baseline (Gemini CLI" in table and "100-prompt session" in table
+
+
+@pytest.mark.timeout(900)  # ten fresh agents and a 20-prompt recording each side
+def test_first_group_beside_a_stand_in_peer(box: bench.Sandbox, stand_in_peer: Path) -> None:
+    """Issue 23's rows: fresh processes driven at once, a recorded session loaded at spawn."""
+    from bench import first_bench
+
+    metrics, notes = first_bench.measure_first(box, samples=1, peer="gemini")
+    by_key = {m.key: m for m in metrics}
+    assert list(by_key) == [
+        "first_init",
+        "first_session_new",
+        "first_chunk",
+        "first_read_spawn",
+        "first_read",
+        "first_permission_spawn",
+        "first_permission",
+        "first_load",
+        "first_load_chunk",
+        "first_warm",
+        "first_rss",
+    ]
+    _beside_the_peer(metrics)
+    assert len(by_key["first_init"].samples) == 4  # A, R, W and L each start fresh
+    assert by_key["first_chunk"].ratio_target and by_key["first_chunk"].target == 0.3
+    assert by_key["first_load"].target == pytest.approx(0.300)
+    assert "files written: 1/1 (peer 1/1)" in by_key["first_permission"].note
+    replayed = re.search(r"messages replayed: (\d+)", by_key["first_load"].note)
+    assert replayed and int(replayed.group(1)) >= 2 * first_bench.LOADED_PROMPTS
+    assert len(notes) == 1 and "google" in notes[0]
+    assert "spawn → 1st chunk, prompt sent at once" in bench.render_tables(metrics)
+
+
+def test_first_group_reports_a_peer_whose_load_fails() -> None:
+    from bench.first_bench import FirstRun, _load_note
+
+    ours = FirstRun(replayed=40)
+    theirs = FirstRun(load_error="No previous sessions found for this project.")
+    note = _load_note([ours], [theirs])
+    late = _load_note([ours], [FirstRun(replayed=40, replayed_after=40)])
+    assert "answers session/load before its replay (1/1)" in late
+    assert "messages replayed: 40 (peer 0)" in note
+    assert "fails across processes (1/1): No previous sessions found" in note
+
+
+def test_import_table_and_process_tree_memory() -> None:
+    from bench.first_bench import import_table, tree_rss_mb
+
+    records = bench.parse_importtime(
+        "import time:       100 |        100 |   json.decoder\n"
+        "import time:       200 |        300 | json\n"
+    )
+    table = import_table(1.5, records, top=1)
+    assert "spawn → first chunk 1500 ms" in table and "2 modules" in table
+    assert table.splitlines()[-1] == "| `json` | 0 ms | 0.2 ms |"
+    with AgentProcess.spawn([sys.executable, "-c", "import time; time.sleep(30)"]) as child:
+        rss, processes = tree_rss_mb(os.getpid())
+        assert processes >= 2 and _is_figure(rss)  # this process and the child at least
+        assert tree_rss_mb(child.pid)[1] == 1
