@@ -218,9 +218,7 @@ class SubagentTool(GcliTool):
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         outcome = TaskOutcome()
-        child = await start_subagent(
-            self.definition, self._parent(), outcome, self._create_session
-        )
+        child = await start_subagent(self.definition, self._parent(), outcome, self._create_session)
         progress = _Progress()
         head = f"{self.definition.title} is working…"
         ends: list[asyncio.Future[AgentEndEvent]] = []

@@ -1,21 +1,36 @@
-"""The session lifecycle (design: AgentSession, session factory): the public face.
-
-`spec` (what a session is made of), `agent_session` (the session over its typed
-parts), `factory` with its `build` steps and `link`, `paths`, and `service`
-(open, reopen, fork, list and delete recorded sessions).
-"""
+"""The session lifecycle's public face: `spec`, `agent_session`, `factory` (with its
+`build` steps, `link`, `parts`, `paths`) and `service` (see ARCHITECTURE.md)."""
 
 from runtime.session.agent_session import AgentSession, SessionFactory, compression_notice
 from runtime.session.factory import content_generator_for, create_session
-from runtime.session.spec import APP_NAME, USER_ID, SessionKind, SessionSpec
+from runtime.session.service import (
+    SessionNotFoundError,
+    SessionPage,
+    SessionService,
+    WrongWorkspaceError,
+)
+from runtime.session.spec import (
+    APP_NAME,
+    USER_ID,
+    AuthChoice,
+    OpenRequest,
+    SessionKind,
+    SessionSpec,
+)
 
 __all__ = [
     "APP_NAME",
     "USER_ID",
     "AgentSession",
+    "AuthChoice",
+    "OpenRequest",
     "SessionFactory",
     "SessionKind",
+    "SessionNotFoundError",
+    "SessionPage",
+    "SessionService",
     "SessionSpec",
+    "WrongWorkspaceError",
     "compression_notice",
     "content_generator_for",
     "create_session",

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -46,3 +47,24 @@ class SessionSpec:
     """A subagent's built-in tools (None: all of them)."""
     extra_tools: tuple[Any, ...] = ()
     """Tools of this session only (a subagent's `complete_task`)."""
+
+
+@dataclass(frozen=True)
+class AuthChoice:
+    """What the client chose at `authenticate`: a key of its own, a preferred kind."""
+
+    api_key: str | None = None
+    prefer: Literal["api_key", "vertex"] | None = None
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """A client's request to open a session (new, load, resume, fork): its workspace and
+    roots as given (checked by the service), its MCP servers, its auth choice, and the
+    editor's `Host` for a session id."""
+
+    cwd: str
+    host_for: Callable[[str], Host]
+    additional_directories: tuple[str, ...] = ()
+    mcp_servers: tuple[McpServerConfig, ...] = ()
+    auth: AuthChoice = AuthChoice()
