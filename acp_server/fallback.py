@@ -99,7 +99,7 @@ async def _ask_by_form(host: AcpHost, choice: FallbackChoice) -> FallbackIntent:
             "required": ["choice"],
         },
     }
-    result = await host.engine.request("elicitation/create", params) or {}
+    result = await host.conn.request("elicitation/create", params) or {}
     if result.get("action") != "accept":
         return "stop"
     picked = (result.get("content") or {}).get("choice")
