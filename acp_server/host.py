@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException
 
 from acp_server.errors import RESOURCE_NOT_FOUND
+from acp_server.fallback import ask_fallback
 from acp_server.updates import permission_params
 from runtime.errors import HostRequestError
 from runtime.host import (
@@ -198,6 +199,4 @@ class AcpHost(Host):
                 logger.info("could not stop abandoned terminal %s: %s", terminal.terminal_id, exc)
 
     async def choose_fallback(self, choice: FallbackChoice) -> FallbackIntent:
-        from acp_server.fallback import ask_fallback
-
         return await ask_fallback(self, choice)
