@@ -48,7 +48,6 @@ class ServerState:
         self.conn = conn
         self.options = options
         self.client_capabilities: dict[str, Any] | None = None
-        self.initialized = False
         self.auth = AuthChoice()
         self.sessions: dict[str, AcpSession] = {}
         self.failed_sessions: dict[str, str] = {}
@@ -60,7 +59,6 @@ class ServerState:
     def mark_initialized(self, params: dict[str, Any]) -> None:
         caps = params.get("clientCapabilities")
         self.client_capabilities = caps if isinstance(caps, dict) else {}
-        self.initialized = True
 
     def session(self, session_id: str) -> AcpSession:
         """The live session, or the error a request about `session_id` is answered with."""
