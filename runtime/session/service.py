@@ -1,4 +1,5 @@
-"""SessionService: the session lifecycle over the store (design: session lifecycle).
+"""SessionService: the session lifecycle over the store (design: session lifecycle;
+not ADK's session service, which is `runtime.adk.session_service.GcliSessionService`).
 
 It opens new sessions, reopens recorded ones (load, resume), forks, lists and
 deletes them, and owns what lies beside a record: the store (`SessionStore`,
