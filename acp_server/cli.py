@@ -34,15 +34,26 @@ EXIT_GRACE_S = 0.8
 
 def build_parser() -> argparse.ArgumentParser:
     import argparse
-    from pathlib import Path
-
-    from runtime.tools.policy.modes import MODES
 
     parser = argparse.ArgumentParser(
         prog="adk-acp",
         description="A coding agent for editors: speaks the Agent Client Protocol (ACP) on stdio "
         "and runs Gemini models on Google ADK with Gemini CLI's services.",
     )
+    _add_agent_options(parser)
+    _add_log_options(parser)
+    _add_headless_options(parser)
+    parser.add_argument("--experimental-acp", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--version", action="version", version=f"adk-acp {__version__}")
+    return parser
+
+
+def _add_agent_options(parser: argparse.ArgumentParser) -> None:
+    """The model, the sessions folder, the approval mode and the limits."""
+    from pathlib import Path
+
+    from runtime.tools.policy.modes import MODES
+
     parser.add_argument(
         "-m",
         "--model",
@@ -80,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-time", type=float, metavar="SECONDS", help="stop a prompt after SECONDS"
     )
+
+
+def _add_log_options(parser: argparse.ArgumentParser) -> None:
+    """Logs, the protocol trace, and the terminal login."""
+    from pathlib import Path
+
     parser.add_argument(
         "--log-file", type=Path, metavar="FILE", help="write logs to FILE instead of stderr"
     )
@@ -100,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="ask for a Gemini API key in the terminal and save it for later sessions, then exit",
     )
+
+
+def _add_headless_options(parser: argparse.ArgumentParser) -> None:
+    """`-p`, `--output-format` and `--demo`: a run in the terminal instead of an editor."""
     headless = parser.add_argument_group("headless (in a terminal, instead of serving an editor)")
     headless.add_argument(
         "-p",
@@ -121,9 +142,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="watch the agent work with no key and no network: a scripted model reads a file, "
         "proposes an edit (diff), asks, and edits it in a temporary workspace",
     )
-    parser.add_argument("--experimental-acp", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--version", action="version", version=f"adk-acp {__version__}")
-    return parser
 
 
 def _setup_logging(args: argparse.Namespace) -> None:
@@ -281,6 +299,31 @@ def _headless(argv: list[str]) -> NoReturn:
     _exit_now(code)
 
 
+def _while_loading(
+    reader: StdinReader, output: Output, loader: threading.Thread, flags: Any, answer_new: bool
+) -> Any:
+    """Until the server modules are loaded: answer a plain `session/new` early (only after
+    a good `initialize`, `answer_new`), and exit if the editor goes away first."""
+    import logging
+
+    early = None
+    looked = not answer_new
+    while loader.is_alive():
+        if not looked and (line := reader.pending_first()) is not None:
+            from acp_server.early import answer_session_new
+
+            looked = True
+            early = answer_session_new(line, output, flags, dict(os.environ))
+            if early is not None:
+                reader.drop_first()
+        if reader.only_eof_left(
+            0.02
+        ):  # the editor went away before anything else: no session to close
+            logging.getLogger("acp_server").info("stdin closed; shutting down")
+            _exit_now(0)
+    return early
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--login" in argv:
@@ -326,21 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     flags = _flags(args)
     threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
-    early = None
-    looked = init_params is None  # answer session/new early only after a good initialize
-    while loader.is_alive():
-        if not looked and (line := reader.pending_first()) is not None:
-            from acp_server.early import answer_session_new
-
-            looked = True
-            early = answer_session_new(line, output, flags, dict(os.environ))
-            if early is not None:
-                reader.drop_first()
-        if reader.only_eof_left(
-            0.02
-        ):  # the editor went away before anything else: no session to close
-            logging.getLogger("acp_server").info("stdin closed; shutting down")
-            _exit_now(0)
+    early = _while_loading(reader, output, loader, flags, answer_new=init_params is not None)
 
     from acp_server.serve import serve
 

@@ -1,4 +1,4 @@
-"""`session/new` answered before the engine has loaded (the cold path of an editor that
+"""`session/new` answered before the server has loaded (the cold path of an editor that
 opens a thread right after `initialize`, as Zed and `acpx exec` do).
 
 While the loader thread imports pygls, `acp.schema` and ADK (~2 s on a small machine),
@@ -6,7 +6,7 @@ a well-formed `session/new` that follows `initialize` is answered from here with
 only the standard library and the light parts of `runtime`: the workspace is checked,
 credentials and settings resolved, a session id chosen, and the modes and config
 options returned as the engine will have them. The engine session behind that id is
-built as soon as the server is up (`AcpServer.open_early`), before any later line is
+built as soon as the server is up (`handlers.sessions.open_early`), before any later line is
 handled, so a prompt simply waits for it. Anything unusual (MCP entries of a shape not
 checked here, missing credentials, bad settings) is left to the full handler, which
 answers with the proper error.
@@ -33,12 +33,15 @@ class EarlySession:
 
 
 def _directory(raw: Any) -> Path | None:
-    if not isinstance(raw, str) or not raw or len(raw) > 4096 or "\0" in raw:
+    """The workspace check of every `session/new` (`runtime.workspace`); None: the
+    server answers with the error."""
+    from runtime.workspace import WorkspaceError, workspace_dir
+
+    if not isinstance(raw, str):
         return None
-    path = Path(raw)
     try:
-        return path.resolve() if path.is_absolute() and path.is_dir() else None
-    except (OSError, ValueError):
+        return workspace_dir(raw)
+    except WorkspaceError:
         return None
 
 
@@ -64,7 +67,7 @@ def _plain_servers(entries: Any) -> bool:
 def answer_session_new(
     line: bytes, output: Output, flags: Any, env: dict[str, str]
 ) -> EarlySession | None:
-    """Answer `line` if it is a plain `session/new`; None leaves it to the engine."""
+    """Answer `line` if it is a plain `session/new`; None leaves it to the server."""
     try:
         message = json.loads(line)
     except (ValueError, RecursionError):

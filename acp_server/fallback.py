@@ -12,18 +12,36 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pygls.exceptions import JsonRpcException
 
 from runtime.durations import format_duration
-from runtime.host import FallbackChoice, FallbackIntent, PermissionOption, PermissionRequest
+from runtime.host import (
+    FallbackChoice,
+    FallbackIntent,
+    HostCapabilities,
+    PermissionOption,
+    PermissionOutcome,
+    PermissionRequest,
+)
 from runtime.protocol import DisplayText
 
 if TYPE_CHECKING:
-    from acp_server.host import AcpHost
+    from acp_server.transport import JsonRpcConnection
 
 logger = logging.getLogger(__name__)
+
+
+class Asker(Protocol):
+    """What the choice is asked through: one session's `AcpHost`."""
+
+    session_id: str
+    conn: JsonRpcConnection
+    capabilities: HostCapabilities
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionOutcome: ...
+
 
 OPTIONS = (
     PermissionOption(option_id="retry_once", name="Switch for this request", kind="allow_once"),
@@ -54,7 +72,7 @@ def _describe(choice: FallbackChoice) -> str:
     return "\n".join(lines)
 
 
-async def ask_fallback(host: AcpHost, choice: FallbackChoice) -> FallbackIntent:
+async def ask_fallback(host: Asker, choice: FallbackChoice) -> FallbackIntent:
     if host.capabilities.elicitation:
         try:
             return await _ask_by_form(host, choice)
@@ -74,7 +92,7 @@ async def ask_fallback(host: AcpHost, choice: FallbackChoice) -> FallbackIntent:
     return "stop"
 
 
-async def _ask_by_form(host: AcpHost, choice: FallbackChoice) -> FallbackIntent:
+async def _ask_by_form(host: Asker, choice: FallbackChoice) -> FallbackIntent:
     params: dict[str, Any] = {
         "sessionId": host.session_id,
         "mode": "form",
@@ -92,7 +110,7 @@ async def _ask_by_form(host: AcpHost, choice: FallbackChoice) -> FallbackIntent:
             "required": ["choice"],
         },
     }
-    result = await host.engine.request("elicitation/create", params) or {}
+    result = await host.conn.request("elicitation/create", params) or {}
     if result.get("action") != "accept":
         return "stop"
     picked = (result.get("content") or {}).get("choice")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException
 
 from acp_server.errors import RESOURCE_NOT_FOUND
+from acp_server.fallback import ask_fallback
 from acp_server.updates import permission_params
 from runtime.errors import HostRequestError
 from runtime.host import (
@@ -33,7 +34,7 @@ from runtime.host import (
 )
 
 if TYPE_CHECKING:
-    from acp_server.transport import JsonRpcEngine
+    from acp_server.transport import JsonRpcConnection
 
 logger = logging.getLogger(__name__)
 
@@ -64,11 +65,11 @@ class AcpTerminal(TerminalHandle):
         return {"sessionId": self._host.session_id, "terminalId": self.terminal_id}
 
     async def wait_for_exit(self) -> TerminalExit:
-        result = await self._host.engine.request("terminal/wait_for_exit", self._params()) or {}
+        result = await self._host.conn.request("terminal/wait_for_exit", self._params()) or {}
         return TerminalExit(exit_code=result.get("exitCode"), signal=result.get("signal"))
 
     async def output(self) -> TerminalOutput:
-        result = await self._host.engine.request("terminal/output", self._params()) or {}
+        result = await self._host.conn.request("terminal/output", self._params()) or {}
         status = result.get("exitStatus")
         exit_ = (
             TerminalExit(exit_code=status.get("exitCode"), signal=status.get("signal"))
@@ -80,19 +81,19 @@ class AcpTerminal(TerminalHandle):
         )
 
     async def kill(self) -> None:
-        await self._host.engine.request("terminal/kill", self._params())
+        await self._host.conn.request("terminal/kill", self._params())
 
     async def release(self) -> None:
-        await self._host.engine.request("terminal/release", self._params())
+        await self._host.conn.request("terminal/release", self._params())
 
 
 class AcpHost(Host):
-    """Host for one session, speaking to the editor through `engine`."""
+    """Host for one session, speaking to the editor through the connection `conn`."""
 
     def __init__(
-        self, engine: JsonRpcEngine, session_id: str, client_caps: dict[str, Any] | None
+        self, conn: JsonRpcConnection, session_id: str, client_caps: dict[str, Any] | None
     ) -> None:
-        self.engine = engine
+        self.conn = conn
         self.session_id = session_id
         self.capabilities = capabilities_from(client_caps)
         self._cleanups: set[asyncio.Task[None]] = set()
@@ -101,7 +102,7 @@ class AcpHost(Host):
         """The editor's choice. An error answer raises HostRequestError: the scheduler
         then ends the call `failed` (the question was never answered)."""
         try:
-            result = await self.engine.request(
+            result = await self.conn.request(
                 "session/request_permission", permission_params(self.session_id, request)
             )
         except JsonRpcException as exc:
@@ -132,7 +133,7 @@ class AcpHost(Host):
         if limit is not None:
             params["limit"] = limit
         try:
-            result = await self.engine.request("fs/read_text_file", params)
+            result = await self.conn.request("fs/read_text_file", params)
         except JsonRpcException as exc:
             if exc.code == RESOURCE_NOT_FOUND or any(
                 w in (exc.message or "").lower() for w in _NOT_FOUND_WORDS
@@ -145,7 +146,7 @@ class AcpHost(Host):
         if not self.capabilities.write_text_file:
             return await super().write_text_file(path, content)
         try:
-            await self.engine.request(
+            await self.conn.request(
                 "fs/write_text_file",
                 {"sessionId": self.session_id, "path": str(path), "content": content},
             )
@@ -165,7 +166,7 @@ class AcpHost(Host):
             params["cwd"] = str(request.cwd)
         if request.output_byte_limit is not None:
             params["outputByteLimit"] = request.output_byte_limit
-        created = asyncio.ensure_future(self.engine.request("terminal/create", params))
+        created = asyncio.ensure_future(self.conn.request("terminal/create", params))
         try:
             result = await asyncio.shield(created)
         except asyncio.CancelledError:
@@ -198,6 +199,4 @@ class AcpHost(Host):
                 logger.info("could not stop abandoned terminal %s: %s", terminal.terminal_id, exc)
 
     async def choose_fallback(self, choice: FallbackChoice) -> FallbackIntent:
-        from acp_server.fallback import ask_fallback
-
         return await ask_fallback(self, choice)

@@ -1,4 +1,5 @@
-"""The serving loop: lines from stdin → pygls engine → handlers, until stdin closes."""
+"""The serving loop: lines from stdin → the JSON-RPC connection (pygls) → handlers, until
+stdin closes."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import logging
 from typing import Any
 
 from acp_server.early import EarlySession
-from acp_server.server import AcpServer, ServerOptions
+from acp_server.handlers.sessions import open_early
+from acp_server.server import ServerOptions, serve_on
 from acp_server.stdio import Output, StdinReader
-from acp_server.transport import JsonRpcEngine
+from acp_server.transport import JsonRpcConnection
 from runtime.config import AgentFlags
 
 logger = logging.getLogger(__name__)
@@ -25,25 +27,25 @@ async def _serve(
     early: EarlySession | None = None,
 ) -> None:
     loop = asyncio.get_running_loop()
-    engine = JsonRpcEngine(output)
-    server = AcpServer(engine, ServerOptions(flags=flags))
+    conn = JsonRpcConnection(output)
+    state = serve_on(conn, ServerOptions(flags=flags))
     if init_params is not None:
-        server.mark_initialized(init_params)
+        state.mark_initialized(init_params)
     if early is not None:  # answered already: build it before any later line is handled
-        await server.open_early(early)
+        await open_early(state, early)
     eof = asyncio.Event()
 
     def on_line(line: bytes | None) -> None:
         if line is None:
             eof.set()
         else:
-            engine.feed(line)
+            conn.feed(line)
 
     reader.attach(loop, on_line)
     await eof.wait()
     logger.info("stdin closed; shutting down")
     try:
-        await asyncio.wait_for(server.shutdown(), timeout=SHUTDOWN_TIMEOUT_S)
+        await asyncio.wait_for(state.shutdown(), timeout=SHUTDOWN_TIMEOUT_S)
     except TimeoutError:
         logger.warning("sessions did not close within %.1f s", SHUTDOWN_TIMEOUT_S)
     from runtime.processes import kill_all

@@ -1,8 +1,8 @@
-"""One ACP session: owns its prompt task and forwards the engine's events.
+"""One ACP session: owns its prompt task and forwards its agent session's events.
 
-`prompt` sends the user's message to the engine and waits for that stream's
+`prompt` sends the user's message to the agent session and waits for that stream's
 `agent_end`; every event on the way becomes a `session/update` at once, so all
-updates of a turn are written before its response. `cancel` aborts the engine
+updates of a turn are written before its response. `cancel` aborts the agent's
 stream; the prompt then returns stopReason `cancelled` — always, whether the
 model was streaming, a tool or a permission prompt was pending, or the model
 had not answered yet. A turn that fails for good (say, out of quota) answers
@@ -32,8 +32,7 @@ from runtime.protocol import (
 )
 
 if TYPE_CHECKING:
-    from acp_server.transport import JsonRpcEngine
-    from runtime.host import Host
+    from acp_server.transport import JsonRpcConnection
     from runtime.session import AgentSession
 
 logger = logging.getLogger(__name__)
@@ -47,17 +46,14 @@ async def _ready(parts: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 class AcpSession:
-    """An ACP session around one runtime `AgentSession`."""
+    """An ACP session around one runtime `AgentSession` (`agent`)."""
 
-    def __init__(
-        self, engine: JsonRpcEngine, runtime: AgentSession, host: Host, config_options: Any
-    ) -> None:
-        self.engine = engine
-        self.runtime = runtime
-        self.host = host
-        self.id = runtime.id
+    def __init__(self, conn: JsonRpcConnection, agent: AgentSession, config_options: Any) -> None:
+        self.conn = conn
+        self.agent = agent
+        self.id = agent.id
         self._config_options = config_options
-        self._mapper = UpdateMapper(lambda: config_options.options(runtime), lambda: runtime.mode)
+        self._mapper = UpdateMapper(lambda: config_options.options(agent), lambda: agent.mode)
         self._ends: dict[str, asyncio.Future[AgentEndEvent]] = {}
         self._last_fatal: ErrorEvent | None = None
         self._cancel_requested = False
@@ -66,7 +62,7 @@ class AcpSession:
         self._idle.set()
         self._last_stop: str = "end_turn"
         self._prompt_tasks: set[asyncio.Task[Any]] = set()
-        self._unsubscribe = runtime.protocol.subscribe(self._on_event)
+        self._unsubscribe = agent.protocol.subscribe(self._on_event)
 
     # ------------------------------------------------------------ events → updates
 
@@ -77,14 +73,14 @@ class AcpSession:
             self.announce_commands()
             return
         for update in self._mapper.map(event):
-            self.engine.notify("session/update", {"sessionId": self.id, "update": update})
+            self.conn.notify("session/update", {"sessionId": self.id, "update": update})
         if isinstance(event, AgentEndEvent):
             future = self._ends.pop(event.stream_id, None)
             if future is not None and not future.done():
                 future.set_result(event)
 
     def send_update(self, update: Any) -> None:
-        self.engine.notify("session/update", {"sessionId": self.id, "update": update})
+        self.conn.notify("session/update", {"sessionId": self.id, "update": update})
 
     # ------------------------------------------------------------ prompt / cancel
 
@@ -98,7 +94,7 @@ class AcpSession:
                 "description": c.description,
                 **({"input": {"hint": c.hint}} if c.hint else {}),
             }
-            for c in available(self.runtime)
+            for c in available(self.agent)
         ]
         self.send_update(
             schema.AvailableCommandsUpdate.model_validate(
@@ -110,7 +106,7 @@ class AcpSession:
         """Run a slash command (never a model call) and show its answer."""
         from runtime.commands import run_command
 
-        outcome = await run_command(self.runtime, name, args)
+        outcome = await run_command(self.agent, name, args)
         if outcome.prompt is not None:  # an MCP prompt: its text is the user's message
             from runtime.protocol import TextPart
 
@@ -123,9 +119,9 @@ class AcpSession:
             )
         )
         if "mode" in outcome.changed:
-            self.send_update(mode_update(self.runtime.mode))
+            self.send_update(mode_update(self.agent.mode))
         if outcome.changed:
-            self.send_update(config_update(self._config_options.options(self.runtime)))
+            self.send_update(config_update(self._config_options.options(self.agent)))
         return {"stopReason": "end_turn"}
 
     async def prompt(self, make_parts: Callable[[], Awaitable[tuple[Any, ...]]]) -> dict[str, Any]:
@@ -166,14 +162,14 @@ class AcpSession:
         with its stop reason. If the turn made no further model call, the message runs
         as a turn of its own: nothing typed is lost. A cancel answers it `cancelled`."""
         parts = await make_parts()
-        token = self.runtime.steer(parts)
+        token = self.agent.steer(parts)
         if token is None:
             if self._prompting:
                 raise AcpError(BUSY, "A prompt is already running in this session.")
             return await self.prompt(lambda: _ready(parts))
         await self._idle.wait()
-        assert self.runtime.injection is not None
-        leftover = self.runtime.injection.withdraw(token)
+        assert self.agent.injection is not None
+        leftover = self.agent.injection.withdraw(token)
         if self._last_stop == "cancelled":
             return {"stopReason": "cancelled"}
         if leftover is not None:
@@ -184,19 +180,19 @@ class AcpSession:
 
     async def _run_turn(self, parts: tuple[Any, ...]) -> AgentEndEvent:
         loop = asyncio.get_running_loop()
-        result = await self.runtime.send(MessageSend(content=parts))
+        result = await self.agent.send(MessageSend(content=parts))
         stream_id = result.stream_id
         assert stream_id is not None
         future: asyncio.Future[AgentEndEvent] = loop.create_future()
         self._ends[stream_id] = future
         if self._cancel_requested:
-            await self.runtime.protocol.abort()
+            await self.agent.protocol.abort()
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
-            # $/cancel_request on the prompt itself: stop the engine too.
+            # $/cancel_request on the prompt itself: stop the agent too.
             self._cancel_requested = True
-            await self.runtime.protocol.abort()
+            await self.agent.protocol.abort()
             raise
 
     def _failure(self, end: AgentEndEvent) -> AcpError:
@@ -212,7 +208,7 @@ class AcpSession:
         if not self._prompting:
             return
         self._cancel_requested = True
-        await self.runtime.protocol.abort()
+        await self.agent.protocol.abort()
 
     @contextlib.contextmanager
     def _answered_before_close(self) -> Iterator[None]:
@@ -229,11 +225,11 @@ class AcpSession:
 
     async def close(self) -> None:
         """Stop the running turn and wait until every waiting `session/prompt` has its
-        answer (`cancelled`), then close the engine: the close is answered after them."""
+        answer (`cancelled`), then close the agent session: the close is answered after them."""
         waiting = set(self._prompt_tasks)
         if waiting:
             self._cancel_requested = True
-            await self.runtime.protocol.abort()
+            await self.agent.protocol.abort()
             _done, late = await asyncio.wait(waiting, timeout=CLOSE_WAIT_S)
             if late:
                 logger.warning("%d prompt(s) still running at close; cancelling them", len(late))
@@ -241,4 +237,4 @@ class AcpSession:
                     task.cancel()
                 await asyncio.wait(late, timeout=CLOSE_WAIT_S)
         self._unsubscribe()
-        await self.runtime.close()
+        await self.agent.close()

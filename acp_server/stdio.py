@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 
-from acp_server.handlers.initialize import InitializeParamsError, initialize_result
+from acp_server.capabilities import InitializeParamsError, initialize_result
 
 TYPE_CHECKING = False  # no `typing` import before the first answer (start-up time)
 if TYPE_CHECKING:
@@ -217,7 +217,7 @@ def answer_initialize(line: bytes, output: Output) -> tuple[bool, dict[str, Any]
     Returns (handled, params): handled is False when the line was not an
     initialize request; params is None when its params were rejected (-32602).
 
-    Anything that is not a well-formed initialize request is left to the engine,
+    Anything that is not a well-formed initialize request is left to the connection,
     which answers it with the proper error.
     """
     try:
@@ -228,7 +228,7 @@ def answer_initialize(line: bytes, output: Output) -> tuple[bool, dict[str, Any]
         return False, None
     msg_id = message.get("id")
     if isinstance(msg_id, bool) or not isinstance(msg_id, str | int):
-        return False, None  # the engine answers a bad id (or a notification) properly
+        return False, None  # the connection answers a bad id (or a notification) properly
     if message.get("jsonrpc") != "2.0":
         return False, None
     params = message.get("params")

@@ -1,10 +1,10 @@
-"""pygls' `JsonRPCServer` as the JSON-RPC engine, driven by newline-delimited JSON.
+"""The JSON-RPC connection: pygls' `JsonRPCServer`, driven by newline-delimited JSON.
 
 pygls frames messages with Content-Length; ACP puts one JSON message per line.
 So the lines are read by `acp_server.stdio` and fed here one by one: a line that
 is not JSON gets -32700 (id null), JSON that is not a JSON-RPC 2.0 message gets
 -32600, and everything else goes to pygls' protocol, which dispatches requests
-to the registered handlers, matches responses to our own requests, answers
+to the installed handlers, matches responses to our own requests, answers
 unknown methods with -32601 and ignores unknown notifications. Writes go
 through `Output` without headers, one line each.
 
@@ -150,8 +150,9 @@ class _Server(JsonRPCServer):
         logger.debug("pygls reported %s: %s", getattr(source, "__name__", source), error)
 
 
-class JsonRpcEngine:
-    """Feeds lines to pygls and registers ACP methods on it."""
+class JsonRpcConnection:
+    """The connection to the client: feeds lines to pygls, installs the ACP methods on
+    it, and sends our notifications and requests."""
 
     def __init__(self, output: Output) -> None:
         self.server = _Server(protocol_cls=AcpRpcProtocol, converter_factory=get_converter)

@@ -163,7 +163,7 @@ async def _subagent_overhead(box: Sandbox, n: int) -> tuple[list[float], list[fl
             generator=FakeContentGenerator(script),
         )
     )
-    tool = SubagentTool(CODEBASE_INVESTIGATOR, lambda: parent)
+    tool = SubagentTool(CODEBASE_INVESTIGATOR, lambda: parent, create_session)
     env = ToolEnv(roots=(box.workspace,), host=HeadlessHost(), session_id="b", temp_dir=box.root)
     invocations, turns = [], []
     try:

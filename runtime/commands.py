@@ -172,7 +172,7 @@ async def _compress(session: AgentSession, args: str) -> CommandOutcome:
 async def _model(session: AgentSession, args: str) -> CommandOutcome:
     if not args:
         return CommandOutcome(
-            f"Model: `{session.model_choice}` (next call: `{session.models.default_model}`). "
+            f"Model: `{session.model_choice}` (next call: `{session.model_state.default_model}`). "
             "Switch with `/model <id>`, e.g. `auto`, `gemini-2.5-pro`, `gemini-2.5-flash`."
         )
     if not re.fullmatch(r"[\w.\-/]+", args):

@@ -1,0 +1,46 @@
+"""The ACP methods: one module-level async function each, `(state, params) -> answer`.
+
+`METHODS` maps a method name to its params model (validated before the call; None:
+the raw params) and its function; `NOTIFICATIONS` does the same for notifications.
+`server.py` installs both on the connection; nothing else registers a method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from acp import schema
+from pydantic import BaseModel
+
+from acp_server.handlers import initialize, modes, prompt, sessions
+
+if TYPE_CHECKING:
+    from acp_server.state import ServerState
+
+
+class Method(NamedTuple):
+    params: type[BaseModel] | None
+    handler: Callable[[ServerState, Any], Awaitable[Any]]
+
+
+METHODS: dict[str, Method] = {
+    "initialize": Method(schema.InitializeRequest, initialize.initialize),
+    "authenticate": Method(schema.AuthenticateRequest, initialize.authenticate),
+    "logout": Method(None, initialize.logout),
+    "session/new": Method(schema.NewSessionRequest, sessions.new_session),
+    "session/load": Method(schema.LoadSessionRequest, sessions.load_session),
+    "session/resume": Method(schema.ResumeSessionRequest, sessions.resume_session),
+    "session/fork": Method(schema.ForkSessionRequest, sessions.fork_session),
+    "session/list": Method(schema.ListSessionsRequest, sessions.list_sessions),
+    "session/close": Method(schema.CloseSessionRequest, sessions.close_session),
+    "session/delete": Method(schema.DeleteSessionRequest, sessions.delete_session),
+    "session/prompt": Method(schema.PromptRequest, prompt.prompt),
+    "session/set_mode": Method(schema.SetSessionModeRequest, modes.set_mode),
+    "session/set_config_option": Method(modes.SetConfigOptionRequest, modes.set_config_option),
+    "session/set_model": Method(modes.SetModelRequest, modes.set_model),
+}
+
+NOTIFICATIONS: dict[str, Callable[[ServerState, Any], Awaitable[None]]] = {
+    "session/cancel": prompt.cancel,
+}

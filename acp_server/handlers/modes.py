@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from acp_server.updates import config_update, mode_update
 
 if TYPE_CHECKING:
-    from acp_server.server import AcpServer
+    from acp_server.state import ServerState
 
 
 class SetModelRequest(BaseModel):
@@ -21,6 +21,10 @@ class SetModelRequest(BaseModel):
     model_id: str = Field(alias="modelId")
 
 
+class SetModelResponse(BaseModel):
+    """`session/set_model`'s empty answer."""
+
+
 class SetConfigOptionRequest(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
     session_id: str = Field(alias="sessionId")
@@ -28,34 +32,28 @@ class SetConfigOptionRequest(BaseModel):
     value: Any
 
 
-def register(server: AcpServer) -> None:
-    options = server.config_options
+async def set_mode(
+    state: ServerState, params: schema.SetSessionModeRequest
+) -> schema.SetSessionModeResponse:
+    session = state.session(params.session_id)
+    state.config_options.set_mode(session.agent, params.mode_id)
+    session.send_update(config_update(state.config_options.options(session.agent)))
+    return schema.SetSessionModeResponse()
 
-    def notify_changes(session_id: str, mode_changed: bool) -> None:
-        session = server.session(session_id)
-        if mode_changed:
-            session.send_update(mode_update(session.runtime.mode))
-        session.send_update(config_update(options.options(session.runtime)))
 
-    async def set_mode(params: schema.SetSessionModeRequest) -> dict[str, Any]:
-        session = server.session(params.session_id)
-        options.set_mode(session.runtime, params.mode_id)
-        notify_changes(params.session_id, mode_changed=False)
-        return {}
+async def set_config_option(
+    state: ServerState, params: SetConfigOptionRequest
+) -> schema.SetSessionConfigOptionResponse:
+    session = state.session(params.session_id)
+    state.config_options.set(session.agent, params.config_id, params.value)
+    if params.config_id == "mode":
+        session.send_update(mode_update(session.agent.mode))
+    options = state.config_options.options(session.agent)
+    return schema.SetSessionConfigOptionResponse.model_validate({"configOptions": options})
 
-    async def set_config_option(params: SetConfigOptionRequest) -> dict[str, Any]:
-        session = server.session(params.session_id)
-        options.set(session.runtime, params.config_id, params.value)
-        if params.config_id == "mode":
-            session.send_update(mode_update(session.runtime.mode))
-        return {"configOptions": options.options(session.runtime)}
 
-    async def set_model(params: SetModelRequest) -> dict[str, Any]:
-        session = server.session(params.session_id)
-        options.set(session.runtime, "model", params.model_id)
-        notify_changes(params.session_id, mode_changed=False)
-        return {}
-
-    server.engine.register("session/set_mode", schema.SetSessionModeRequest, set_mode)
-    server.engine.register("session/set_config_option", SetConfigOptionRequest, set_config_option)
-    server.engine.register("session/set_model", SetModelRequest, set_model)
+async def set_model(state: ServerState, params: SetModelRequest) -> SetModelResponse:
+    session = state.session(params.session_id)
+    state.config_options.set(session.agent, "model", params.model_id)
+    session.send_update(config_update(state.config_options.options(session.agent)))
+    return SetModelResponse()

@@ -23,7 +23,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.agents.definitions import AgentDefinition
 from runtime.config import Limits
@@ -46,12 +46,16 @@ from runtime.protocol import (
     ToolRequestEvent,
     ToolResponseEvent,
 )
+from runtime.session.spec import SessionSpec
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from runtime.session import AgentSession
+    from runtime.config import RuntimeConfig
+    from runtime.models.content_generator import ContentGenerator
+    from runtime.session.agent_session import AgentSession, SessionFactory
+    from runtime.tools.policy.modes import ApprovalMode
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +76,23 @@ _REASONS = {
     "max_turns": "You have reached the maximum number of turns.",
     "max_time": "You have run out of time.",
 }
+
+
+class ParentView(Protocol):
+    """What a subagent reads of the session that starts it (read-only)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def spec(self) -> SessionSpec: ...
+    @property
+    def config(self) -> RuntimeConfig: ...
+    @property
+    def mode(self) -> ApprovalMode: ...
+    @property
+    def model_choice(self) -> str: ...
+    @property
+    def generator(self) -> ContentGenerator: ...
 
 
 @dataclass
@@ -156,11 +177,17 @@ class SubagentTool(GcliTool):
 
     kind = "think"
 
-    def __init__(self, definition: AgentDefinition, parent: Callable[[], AgentSession]) -> None:
+    def __init__(
+        self,
+        definition: AgentDefinition,
+        parent: Callable[[], ParentView],
+        create_session: SessionFactory,
+    ) -> None:
         self.definition = definition
         self.name = definition.name
         self.description = definition.description
         self._parent = parent
+        self._create_session = create_session
 
     def parameters_schema(self) -> dict[str, Any]:
         inputs = self.definition.inputs
@@ -191,7 +218,7 @@ class SubagentTool(GcliTool):
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         outcome = TaskOutcome()
-        child = await start_subagent(self.definition, self._parent(), outcome)
+        child = await start_subagent(self.definition, self._parent(), outcome, self._create_session)
         progress = _Progress()
         head = f"{self.definition.title} is working…"
         ends: list[asyncio.Future[AgentEndEvent]] = []
@@ -238,8 +265,13 @@ class SubagentTool(GcliTool):
         finally:
             unsubscribe()
             await child.close()
+        return self._result(child.id, end, outcome, progress)
+
+    def _result(
+        self, child_id: str, end: AgentEndEvent, outcome: TaskOutcome, progress: _Progress
+    ) -> ToolResult:
         shown = progress.text(f"{self.definition.title} finished.")
-        raw = {"subagentSessionId": child.id, "endReason": end.reason}
+        raw = {"subagentSessionId": child_id, "endReason": end.reason}
         if outcome.result is None:
             return ToolResult(
                 llm_content=f"The subagent '{self.name}' did not complete its task "
@@ -258,12 +290,15 @@ class SubagentTool(GcliTool):
 
 
 async def start_subagent(
-    definition: AgentDefinition, parent: AgentSession, outcome: TaskOutcome
+    definition: AgentDefinition,
+    parent: ParentView,
+    outcome: TaskOutcome,
+    create_session: SessionFactory,
 ) -> AgentSession:
-    """The subagent's own session, made by the session factory (see the module docstring)."""
+    """The subagent's own session, made by the injected session factory (see the module
+    docstring)."""
     from runtime.adk.agent_protocol import StopRequest
     from runtime.services.recording import SessionStore
-    from runtime.session import SessionSpec, create_session
 
     spec = parent.spec
     config = dataclasses.replace(
@@ -303,13 +338,17 @@ async def start_subagent(
 
 
 def subagent_tools(
-    definitions: list[AgentDefinition], parent: Callable[[], AgentSession], taken: set[str]
+    definitions: list[AgentDefinition],
+    parent: Callable[[], ParentView],
+    create_session: SessionFactory,
+    taken: set[str],
 ) -> list[SubagentTool]:
-    """A tool per definition whose name no built-in tool has."""
+    """A tool per definition whose name no built-in tool has; each starts its session
+    through `create_session`."""
     tools = []
     for definition in definitions:
         if definition.name in taken:
             logger.warning("subagent %s skipped: a tool has that name", definition.name)
             continue
-        tools.append(SubagentTool(definition, parent))
+        tools.append(SubagentTool(definition, parent, create_session))
     return tools

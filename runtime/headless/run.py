@@ -331,7 +331,7 @@ async def _drive(
 ) -> RunError | None:
     from runtime.protocol import MessageSend, TextPart
 
-    output.begin(session.id, session.models.default_model, run.prompt)
+    output.begin(session.id, session.model_state.default_model, run.prompt)
     watcher = _Watcher(output, stats, None if asks else _needs_approval(session))
     unsubscribe = session.subscribe(watcher)
     loop = asyncio.get_running_loop()

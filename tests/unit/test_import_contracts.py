@@ -23,21 +23,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("runtime", "acp_server")
 
-KNOWN_CYCLES_BEING_REMOVED: tuple[frozenset[str], ...] = (
-    # Issue 20, helper A (`runtime/session/`, the ACP handlers) removes these. The lead
-    # empties this tuple after merging A: a listed cycle that is gone fails the test,
-    # so an entry cannot outlive its cycle.
-    frozenset({"acp_server.fallback", "acp_server.host"}),
-    frozenset(
-        {
-            "acp_server.handlers.modes",
-            "acp_server.handlers.prompt",
-            "acp_server.handlers.sessions",
-            "acp_server.server",
-        }
-    ),
-    frozenset({"runtime.agents.subagent", "runtime.session", "runtime.session_build"}),
-)
+KNOWN_CYCLES_BEING_REMOVED: tuple[frozenset[str], ...] = ()
+"""Cycles allowed while a restructuring removes them; a listed cycle that is gone fails
+the test, so an entry cannot outlive its cycle. Empty: the graph has none."""
 
 
 @pytest.fixture(scope="module")

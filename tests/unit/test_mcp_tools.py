@@ -10,7 +10,7 @@ from typing import Any
 from acp import schema
 from mcp import types as mcp_types
 
-from acp_server.handlers.initialize import agent_capabilities
+from acp_server.capabilities import agent_capabilities
 from acp_server.mcp import mcp_servers
 from runtime.host import HeadlessHost
 from runtime.protocol import ToolDisplay

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from acp_server.errors import AcpError
 from acp_server.stdio import Output, StdinReader, Trace, answer_initialize, redact
-from acp_server.transport import JsonRpcEngine
+from acp_server.transport import JsonRpcConnection
 from runtime.errors import AuthRequiredError
 
 
@@ -27,9 +27,9 @@ class Echo(BaseModel):
     text: str
 
 
-def _engine() -> tuple[JsonRpcEngine, Sink]:
+def _engine() -> tuple[JsonRpcConnection, Sink]:
     sink = Sink()
-    engine = JsonRpcEngine(Output(sink))
+    engine = JsonRpcConnection(Output(sink))
 
     async def echo(params: Echo) -> dict[str, str]:
         return {"text": params.text}

@@ -1,129 +1,39 @@
 """The build steps of the session factory (design: session factory).
 
 Each `build_*` function takes what it needs and returns one part of a session;
-`runtime.session.assemble_session` runs them in order. The parts built before the
-protocol reach it through the `SessionLink`, attached once the session exists:
-the one route for notices, stops and config changes.
+`runtime.session.factory.assemble_session` runs them in order. The parts built
+before the protocol reach it through the `SessionLink`, attached once the session
+exists: the one route for notices, stops and config changes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runtime.models.content_generator import ContentGenerator
-from runtime.tools.policy.modes import ApprovalMode, parse_mode
+from runtime.session.agent_session import SessionFactory
+from runtime.session.link import SessionLink
+from runtime.session.parts import SchedulerParts
+from runtime.session.paths import outputs_dir
+from runtime.session.spec import SessionSpec
 
 if TYPE_CHECKING:
-    from runtime.adk.agent_protocol import AdkAgentProtocol, StopRequest
     from runtime.adk.mcp_toolset import GcliMcpToolset
+    from runtime.adk.model import GcliAgentModel
     from runtime.adk.plugins.steering import InjectionService
     from runtime.adk.stream_control import StreamControl
     from runtime.models.state import ModelState
     from runtime.prompt import SystemPrompt
     from runtime.services.hooks import HookRunner
     from runtime.services.loop_detection import LoopVerdict
-    from runtime.session import AgentSession, SessionSpec
-    from runtime.tools.base import GcliTool
+    from runtime.tools.base import GcliTool, ToolEnv
     from runtime.tools.policy.engine import PolicyEngine
     from runtime.tools.scheduling.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
-
-
-class SessionLink:
-    """What the parts built before the protocol call it through (design: the one route
-    for notices). Attached to the session once the protocol exists; calling it
-    before is a programming error and says so."""
-
-    def __init__(self) -> None:
-        self._session: AgentSession | None = None
-
-    def attach(self, session: AgentSession) -> None:
-        self._session = session
-
-    @property
-    def session(self) -> AgentSession:
-        if self._session is None:
-            raise RuntimeError("the session is still being built")
-        return self._session
-
-    @property
-    def protocol(self) -> AdkAgentProtocol:
-        return self.session.protocol
-
-    def mode(self) -> ApprovalMode:
-        return self.session.mode
-
-    def notice(self, text: str) -> None:
-        """The one route for a notice to the user."""
-        self.protocol.notice(text)
-
-    def config_changed(self, config: dict[str, Any]) -> None:
-        self.protocol.config_changed(config)
-
-    def announce_model(self, model: str) -> None:
-        self.protocol.announce_model_change(model)
-
-    def memory_saved(self) -> None:
-        """`save_memory` wrote the user's GEMINI.md: the context files are read again, so
-        the next model request carries the fact."""
-        prompt = self.session.prompt
-        if prompt is not None:
-            prompt.reload()
-
-    def request_stop(self, stop: StopRequest) -> None:
-        self.protocol.request_stop(stop)
-
-    def abort_event(self) -> asyncio.Event | None:
-        return self._session.protocol.abort_event if self._session is not None else None
-
-    def commands_changed(self) -> None:
-        """The slash commands changed (MCP prompts arrived): the editor is told."""
-        from runtime.protocol import CommandsChangedEvent
-
-        self.protocol.emit_external(lambda i, s: CommandsChangedEvent(id=i, stream_id=s))
-
-    def masked(self, responses: list[Any]) -> None:
-        """Masking changed tool outputs in the live history: the record follows."""
-        recorder = self.session.recorder
-        if recorder is not None:
-            recorder.masked(responses)
-
-    def permission_answered(self, request: Any, outcome: Any) -> None:
-        """The user answered (or cancelled) a permission request: the record keeps it,
-        so a reloaded session shows the question and the answer."""
-        recorder = self.session.recorder
-        if recorder is not None:
-            recorder.permission(request, outcome)
-
-    def engine_changed_mode(self, mode: str) -> None:
-        """The engine switched mode itself ("Allow for this session" on an edit)."""
-        chosen = parse_mode(mode)
-        self.session.set_mode(chosen)
-        self.config_changed({"mode": chosen})
-
-
-def startup_notices(spec: SessionSpec, policy: PolicyEngine) -> list[str]:
-    """What the user hears at a main session's first prompt, once: settings fields of the
-    wrong type (ignored, defaults used) and policy rules that could not be loaded."""
-    if spec.kind != "main":
-        return []
-    notices = []
-    if spec.config.settings_problems:
-        lines = "\n".join(f"- {p}" for p in spec.config.settings_problems)
-        notices.append(f"Some settings were ignored (the defaults are used):\n{lines}")
-    if policy.load_errors:
-        lines = "\n".join(f"- {p}" for p in policy.load_errors)
-        notices.append(f"Some policy rules could not be loaded and are not in force:\n{lines}")
-    return notices
-
-
-# ---------------------------------------------------------------- build steps
 
 
 def build_model_state(
@@ -151,24 +61,19 @@ def build_model_state(
     )
 
 
-def build_model(models: ModelState, generator: ContentGenerator, control: StreamControl) -> Any:
+def build_model(
+    model_state: ModelState, generator: ContentGenerator, control: StreamControl
+) -> GcliAgentModel:
     """The GcliAgentModel: every model call through the retry + fallback loop."""
     from runtime.adk.model import GcliAgentModel
     from runtime.adk.resilience import GcliResilience
 
     return GcliAgentModel(
-        model=models.default_model,
+        model=model_state.default_model,
         generator=generator,
-        resilience=GcliResilience(models),
+        resilience=GcliResilience(model_state),
         control=control,
     )
-
-
-@dataclass(frozen=True)
-class SchedulerParts:
-    scheduler: Scheduler
-    tools: dict[str, GcliTool]
-    policy: PolicyEngine
 
 
 def build_hooks(spec: SessionSpec, link: SessionLink) -> HookRunner | None:
@@ -221,62 +126,32 @@ def hook_stop(link: SessionLink, verb: str = "stopped") -> Callable[[str], None]
 
 
 def build_scheduler(
-    spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink, hooks: HookRunner | None = None
+    spec: SessionSpec,
+    roots: tuple[Path, ...],
+    link: SessionLink,
+    hooks: HookRunner | None = None,
+    create_child: SessionFactory | None = None,
 ) -> SchedulerParts:
-    """The design's scheduler: catalog, policy, hooks, editor-routed I/O."""
+    """The design's scheduler: catalog, policy, hooks, editor-routed I/O. A main
+    session's subagents are started through `create_child` (the session factory)."""
     from runtime.adk.agent_protocol import StopRequest
     from runtime.adk.tools import ProtocolToolEventSink
     from runtime.host import HeadlessHost
-    from runtime.services.secrets import allowlist_from
-    from runtime.tools.base import ToolEnv
-    from runtime.tools.catalog import (
-        CONTENT_GENERATOR_KEY,
-        MEMORY_SAVED_KEY,
-        USER_HOME_KEY,
-        build_catalog,
-    )
-    from runtime.tools.io.commands import CommandRunner
-    from runtime.tools.io.files import FileAccess
     from runtime.tools.policy.engine import PolicyEngine
     from runtime.tools.scheduling.hooks import CommandToolHooks, NoToolHooks, ToolHooks
     from runtime.tools.scheduling.scheduler import Scheduler
 
     config = spec.config
-    allowlist = allowlist_from(config.settings)
-    env = ToolEnv(
-        roots=roots,
-        host=spec.host,
-        session_id=spec.session_id,
-        temp_dir=config.temp_dir,
-        files=FileAccess(spec.host),
-        commands=CommandRunner(spec.host, env_allowlist=allowlist),
-        extra={USER_HOME_KEY: config.home, CONTENT_GENERATOR_KEY: lambda: link.session.generator},
-    )
-    if spec.system_prompt is None:  # a session whose prompt reads the context files
-        env.extra[MEMORY_SAVED_KEY] = link.memory_saved
     policy = PolicyEngine(
         workspace_root=config.workspace, user_home=config.home, plans_dir=config.temp_dir / "plans"
     )
     for problem in policy.load_errors:
         logger.warning("policy file problem: %s", problem)
     tool_hooks: ToolHooks = NoToolHooks() if hooks is None else CommandToolHooks(runner=hooks)
-    tools: dict[str, Any] = dict(build_catalog())
-    if spec.tool_names is not None:  # a subagent: only its definition's tools
-        tools = {name: tool for name, tool in tools.items() if name in spec.tool_names}
-    for tool in spec.extra_tools:  # complete_task: the subagent's own, always allowed
-        tools[tool.name] = tool
-        policy.allow_tool(tool.name)
-    if spec.kind == "main":
-        from runtime.agents.definitions import load_definitions
-        from runtime.agents.subagent import subagent_tools
-
-        definitions = load_definitions(config.workspace, config.home)
-        for tool in subagent_tools(definitions, lambda: link.session, set(tools)):
-            tools[tool.name] = tool
-            policy.allow_tool(tool.name)  # its own tools ask, through the editor
+    tools = session_tools(spec, policy, link, create_child)
     scheduler = Scheduler(
         tools=tools,
-        env=env,
+        env=tool_env(spec, roots, link),
         policy=policy,
         mode_getter=link.mode,
         on_mode_change=link.engine_changed_mode,
@@ -290,6 +165,56 @@ def build_scheduler(
         interactive=not isinstance(spec.host, HeadlessHost),
     )
     return SchedulerParts(scheduler=scheduler, tools=dict(tools), policy=policy)
+
+
+def tool_env(spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink) -> ToolEnv:
+    """What the tools get: roots, the editor's I/O, the temp dir, the memory hooks."""
+    from runtime.services.secrets import allowlist_from
+    from runtime.tools.base import ToolEnv
+    from runtime.tools.catalog import CONTENT_GENERATOR_KEY, MEMORY_SAVED_KEY, USER_HOME_KEY
+    from runtime.tools.io.commands import CommandRunner
+    from runtime.tools.io.files import FileAccess
+
+    config = spec.config
+    env = ToolEnv(
+        roots=roots,
+        host=spec.host,
+        session_id=spec.session_id,
+        temp_dir=config.temp_dir,
+        files=FileAccess(spec.host),
+        commands=CommandRunner(spec.host, env_allowlist=allowlist_from(config.settings)),
+        extra={USER_HOME_KEY: config.home, CONTENT_GENERATOR_KEY: lambda: link.session.generator},
+    )
+    if spec.system_prompt is None:  # a session whose prompt reads the context files
+        env.extra[MEMORY_SAVED_KEY] = link.memory_saved
+    return env
+
+
+def session_tools(
+    spec: SessionSpec,
+    policy: PolicyEngine,
+    link: SessionLink,
+    create_child: SessionFactory | None,
+) -> dict[str, GcliTool]:
+    """The catalog (a subagent: only its definition's tools), the session's own tools,
+    and a main session's subagents (each started through `create_child`)."""
+    from runtime.tools.catalog import build_catalog
+
+    tools: dict[str, Any] = dict(build_catalog())
+    if spec.tool_names is not None:  # a subagent: only its definition's tools
+        tools = {name: tool for name, tool in tools.items() if name in spec.tool_names}
+    for tool in spec.extra_tools:  # complete_task: the subagent's own, always allowed
+        tools[tool.name] = tool
+        policy.allow_tool(tool.name)
+    if spec.kind == "main" and create_child is not None:
+        from runtime.agents.definitions import load_definitions
+        from runtime.agents.subagent import subagent_tools
+
+        definitions = load_definitions(spec.config.workspace, spec.config.home)
+        for tool in subagent_tools(definitions, lambda: link.session, create_child, set(tools)):
+            tools[tool.name] = tool
+            policy.allow_tool(tool.name)  # its own tools ask, through the editor
+    return tools
 
 
 def build_mcp(
@@ -343,33 +268,7 @@ def build_plugins(
 ) -> list[Any]:
     """The guards of the session's kind: loop detection (main sessions) and the limits;
     steering (the user's messages sent into a running turn) when given a queue."""
-    from runtime.adk.agent_protocol import StopRequest
     from runtime.adk.plugins.hook_bridge import MODEL_EVENTS
-    from runtime.adk.plugins.limits import (
-        LimitReached,
-        MaxTimeAdkPlugin,
-        MaxTurnsAdkPlugin,
-        TokenLimitAdkPlugin,
-    )
-    from runtime.adk.plugins.loop_detection import LoopDetectionAdkPlugin
-    from runtime.services.loop_detection import LoopDetectionService
-
-    def on_limit(limit: LimitReached) -> None:
-        stop = StopRequest(reason=limit.reason, message=limit.message, code=limit.code)  # type: ignore[arg-type]
-        link.request_stop(stop)
-
-    def on_loop(verdict: LoopVerdict) -> None:
-        message = (
-            f"Stopped: a loop was detected ({verdict.detail}). "
-            "Rephrase the request or break the task into smaller steps."
-        )
-        link.request_stop(StopRequest(reason="completed", message=message, code="LOOP_DETECTED"))
-
-    def on_nudge(verdict: LoopVerdict) -> None:
-        link.notice(
-            f"A possible loop was detected ({verdict.detail}); "
-            "the model was asked to step back and check its progress."
-        )
 
     plugins: list[Any] = []
     if hooks is not None and any(hooks.has(e) for e in MODEL_EVENTS):
@@ -390,10 +289,48 @@ def build_plugins(
             SteeringAdkPlugin(injection, lambda parts: link.protocol.user_message(parts))
         )
     if spec.kind == "main":
-        detector = LoopDetectionService()
-        plugins.append(
-            LoopDetectionAdkPlugin(detector, on_loop, control=control, on_nudge=on_nudge)
+        plugins.append(loop_plugin(control, link))
+    return plugins + limit_plugins(spec, link)
+
+
+def loop_plugin(control: StreamControl, link: SessionLink) -> Any:
+    """LoopDetection: a nudge is told; a loop ends the turn with why."""
+    from runtime.adk.agent_protocol import StopRequest
+    from runtime.adk.plugins.loop_detection import LoopDetectionAdkPlugin
+    from runtime.services.loop_detection import LoopDetectionService
+
+    def on_loop(verdict: LoopVerdict) -> None:
+        message = (
+            f"Stopped: a loop was detected ({verdict.detail}). "
+            "Rephrase the request or break the task into smaller steps."
         )
+        link.request_stop(StopRequest(reason="completed", message=message, code="LOOP_DETECTED"))
+
+    def on_nudge(verdict: LoopVerdict) -> None:
+        link.notice(
+            f"A possible loop was detected ({verdict.detail}); "
+            "the model was asked to step back and check its progress."
+        )
+
+    detector = LoopDetectionService()
+    return LoopDetectionAdkPlugin(detector, on_loop, control=control, on_nudge=on_nudge)
+
+
+def limit_plugins(spec: SessionSpec, link: SessionLink) -> list[Any]:
+    """MaxTurns, TokenLimit and MaxTime, for the limits that are set."""
+    from runtime.adk.agent_protocol import StopRequest
+    from runtime.adk.plugins.limits import (
+        LimitReached,
+        MaxTimeAdkPlugin,
+        MaxTurnsAdkPlugin,
+        TokenLimitAdkPlugin,
+    )
+
+    def on_limit(limit: LimitReached) -> None:
+        stop = StopRequest(reason=limit.reason, message=limit.message, code=limit.code)  # type: ignore[arg-type]
+        link.request_stop(stop)
+
+    plugins: list[Any] = []
     limits = spec.config.limits
     if limits.max_turns:
         plugins.append(MaxTurnsAdkPlugin(limits.max_turns, on_limit))
@@ -407,7 +344,7 @@ def build_plugins(
 def build_agent(
     spec: SessionSpec,
     model: Any,
-    models: ModelState,
+    model_state: ModelState,
     parts: SchedulerParts,
     mcp: GcliMcpToolset | None,
     prompt: SystemPrompt,
@@ -421,7 +358,7 @@ def build_agent(
     from runtime.adk.tools import GcliToolset, to_adk_tools
     from runtime.services.masking import ToolOutputMaskingService
 
-    masking = ToolOutputMaskingService(tool_outputs_dir(spec))
+    masking = ToolOutputMaskingService(outputs_dir(spec.config.temp_dir, spec.session_id))
     scheduler = parts.scheduler
     builtin = to_adk_tools(parts.tools.values(), scheduler_provider=lambda _ctx: scheduler)
     tools: list[Any] = [GcliToolset(builtin, mode)]
@@ -434,15 +371,5 @@ def build_agent(
         tools=tools,
         disallow_transfer_to_parent=True,
         disallow_transfer_to_peers=True,
-        gcli_processors=gcli_processors(models, masking, on_masked),
+        gcli_processors=gcli_processors(model_state, masking, on_masked),
     )
-
-
-def tool_outputs_dir(spec: SessionSpec) -> Path:
-    """Where full tool outputs (truncated or masked) are kept: as long as the session's
-    record (removed by `session/delete`), or the session itself when not recorded."""
-    return outputs_dir(spec.config.temp_dir, spec.session_id)
-
-
-def outputs_dir(temp_dir: Path, session_id: str) -> Path:
-    return temp_dir / "tool-outputs" / f"session-{session_id}"

@@ -1,31 +1,20 @@
-"""AgentSession and the session factory (design: AgentSession, session factory).
+"""AgentSession: one session's engine over its typed parts (design: AgentSession).
 
-`create_session(spec)` builds one session's engine in small steps, each a
-`build_*` function that takes what it needs and returns its part: the model
-state (`build_model_state`), the GcliAgentModel (`build_model`), the scheduler
-with its catalog, policy and hooks (`build_scheduler`), the client's MCP servers
-(`build_mcp`), the plugins for the session's kind (`build_plugins`), the agent
-with its ordered request processors (`build_agent`), and the Runner on a
-GcliSessionService under the AdkAgentProtocol. The parts built before the
-protocol reach it through a `SessionLink`, attached once the protocol exists:
-the one route for notices, stops and config changes. The returned
-`AgentSession` owns every part, exposes the AgentProtocol (send, abort,
-subscribe) by delegation, and closes it all.
+Made by the session factory (`runtime.session.factory.create_session`) from a
+`SessionSpec` and the `SessionParts` its build steps return. It exposes the
+AgentProtocol (send, abort, subscribe) by delegation, keeps the session's state
+(mode, model choice), rewinds and compresses the history for the slash commands,
+runs the SessionStart/SessionEnd/PreCompress hooks, and closes every part.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
-from runtime.config import AuthConfig, RuntimeConfig
 from runtime.errors import StreamActiveError
-from runtime.host import Host
-from runtime.models.content_generator import ContentGenerator
 from runtime.protocol import (
     AgentEvent,
     AgentSend,
@@ -37,82 +26,16 @@ from runtime.protocol import (
 )
 from runtime.services.record import is_typed_prompt
 from runtime.services.recording import ChatRecordingService, Message
-from runtime.tools.mcp.config import McpServerConfig
+from runtime.session.parts import SessionParts
+from runtime.session.paths import outputs_dir
+from runtime.session.spec import APP_NAME, USER_ID, SessionSpec
 from runtime.tools.policy.modes import ApprovalMode, parse_mode
 
 if TYPE_CHECKING:
-    from runtime.adk.agent_protocol import AdkAgentProtocol
-    from runtime.adk.mcp_toolset import GcliMcpToolset
-    from runtime.adk.plugins.steering import InjectionService
-    from runtime.adk.recorder import SessionRecorder
-    from runtime.adk.stream_control import StreamControl
-    from runtime.models.state import ModelState
-    from runtime.prompt import SystemPrompt
     from runtime.services.compression import CompressionResult
-    from runtime.services.hooks import HookRunner
-    from runtime.session_build import SchedulerParts
+    from runtime.tools.policy.engine import PolicyEngine
 
 logger = logging.getLogger(__name__)
-
-APP_NAME = "adk_acp"
-USER_ID = "user"
-
-SessionKind = Literal["main", "subagent"]
-
-_generators: dict[tuple[Any, ...], ContentGenerator] = {}
-
-
-def content_generator_for(auth: AuthConfig, record_to: Path | None = None) -> ContentGenerator:
-    """One generator per credentials (and recording file) per process."""
-    key = (auth, record_to)
-    cached = _generators.get(key)
-    if cached is not None:
-        return cached
-    generator: ContentGenerator
-    if auth.kind == "fake":
-        from runtime.models.fake_generator import FakeContentGenerator
-
-        assert auth.fake_responses is not None
-        generator = FakeContentGenerator(auth.fake_responses)
-    else:
-        from runtime.models.genai_generator import GenaiContentGenerator
-
-        generator = GenaiContentGenerator(auth)
-    if record_to is not None:
-        from runtime.models.recording_generator import RecordingContentGenerator
-
-        generator = RecordingContentGenerator(generator, record_to)
-    _generators[key] = generator
-    return generator
-
-
-@dataclass
-class SessionSpec:
-    """What a new session is made of. `generator` overrides the credentials (tests)."""
-
-    config: RuntimeConfig
-    auth: AuthConfig | None
-    host: Host
-    session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    additional_roots: tuple[Path, ...] = ()
-    generator: ContentGenerator | None = None
-    kind: SessionKind = "main"
-    mcp_servers: tuple[McpServerConfig, ...] = ()
-    start_source: Literal["startup", "resume", "clear"] = "startup"
-    """Why the session starts (SessionStart's `source`): new, or loaded/resumed/forked."""
-    recording: ChatRecordingService | None = None
-    """Where the session is recorded (None: not recorded, as in the engine's own tests)."""
-    history: tuple[Message, ...] = ()
-    """The recorded messages a loaded or resumed session starts from."""
-    system_prompt: str | None = None
-    """A subagent's own system prompt (else the agent's, with the context files)."""
-    tool_names: tuple[str, ...] | None = None
-    """A subagent's built-in tools (None: all of them)."""
-    extra_tools: tuple[Any, ...] = ()
-    """Tools of this session only (a subagent's `complete_task`)."""
-
-
-# ---------------------------------------------------------------- the session
 
 
 def compression_notice(result: CompressionResult) -> str:
@@ -125,47 +48,30 @@ def compression_notice(result: CompressionResult) -> str:
 class AgentSession:
     """One session's engine and everything it owns; the AgentProtocol by delegation."""
 
-    def __init__(
-        self,
-        *,
-        spec: SessionSpec,
-        generator: ContentGenerator,
-        models: ModelState,
-        model: Any,
-        control: StreamControl,
-        scheduler: SchedulerParts,
-        mcp: GcliMcpToolset | None,
-        agent: Any,
-        session_service: Any,
-        runner: Any,
-        protocol: AdkAgentProtocol,
-        recorder: SessionRecorder | None = None,
-        prompt: SystemPrompt | None = None,
-        injection: InjectionService | None = None,
-        hooks: HookRunner | None = None,
-    ) -> None:
+    def __init__(self, spec: SessionSpec, parts: SessionParts) -> None:
         self.spec = spec
         self.id = spec.session_id
         self.config = spec.config
         self.host = spec.host
         self.roots = (spec.config.workspace, *spec.additional_roots)
-        self.generator = generator
         self.mode: ApprovalMode = spec.config.approval_mode
-        self.models = models
-        self.model = model
-        self.stream_control = control
-        self.scheduler = scheduler.scheduler
-        self.scheduler_tools = scheduler.tools
-        self.policy = scheduler.policy
-        self.mcp = mcp
-        self.agent = agent
-        self.session_service = session_service
-        self.runner = runner
-        self.protocol = protocol
-        self.recorder = recorder
-        self.prompt = prompt
-        self.injection = injection
-        self.hooks = hooks
+        self.parts = parts
+        self.generator = parts.generator
+        self.model_state = parts.model_state
+        self.agent_model = parts.agent_model
+        self.stream_control = parts.control
+        self.scheduler = parts.scheduler.scheduler
+        self.scheduler_tools = parts.scheduler.tools
+        self.policy = parts.scheduler.policy
+        self.mcp = parts.mcp
+        self.agent = parts.agent
+        self.session_service = parts.session_service
+        self.runner = parts.runner
+        self.protocol = parts.protocol
+        self.recorder = parts.recorder
+        self.prompt = parts.prompt
+        self.injection = parts.injection
+        self.hooks = parts.hooks
 
     # ------------------------------------------------------------ AgentProtocol
 
@@ -207,8 +113,6 @@ class AgentSession:
             await self.restore(list(self.spec.history), live)
         if self.recorder is not None:
             self.session_service.on_append = self.recorder.on_adk_event
-        from runtime.session_build import startup_notices
-
         for text in startup_notices(self.spec, self.policy):
             self.protocol.pending_notice(text)
         await self.session_start(self.spec.start_source)
@@ -229,18 +133,18 @@ class AgentSession:
 
     @property
     def model_choice(self) -> str:
-        return self.models.choice
+        return self.model_state.choice
 
     def choose_model(self, model: str) -> None:
         """The user picked a model (or `auto`) for the rest of the session."""
-        self.models.choose(model)
-        self.model.model = self.models.default_model
+        self.model_state.choose(model)
+        self.agent_model.model = self.model_state.default_model
         if self.recorder is not None:
             self.recorder.recording.set_metadata(modelChoice=model)
 
     def set_mode(self, mode: ApprovalMode) -> None:
         old, self.mode = self.mode, mode
-        self.models.mode_changed(old, mode)
+        self.model_state.mode_changed(old, mode)
         if self.recorder is not None:
             self.recorder.recording.set_metadata(mode=mode)
 
@@ -289,6 +193,7 @@ class AgentSession:
         live = await self.session_service.get_session(
             app_name=APP_NAME, user_id=USER_ID, session_id=self.id
         )
+        assert live is not None, "the live ADK session exists while the session is open"
         await self.session_service.replace_events(live, [])
 
     def last_prompt_tokens(self) -> int:
@@ -315,7 +220,7 @@ class AgentSession:
         contents = [message_contents(m, agent_name=self.agent.name) for m in history]
         service = ChatCompressionService(self.generator)
         result = await service.compress(
-            history, contents, self.models.default_model, self.last_prompt_tokens()
+            history, contents, self.model_state.default_model, self.last_prompt_tokens()
         )
         recording.record_message(
             {
@@ -338,7 +243,7 @@ class AgentSession:
             return
         tokens = self.last_prompt_tokens()
         limit = compression_threshold(self.config.settings) * context_window(
-            self.models.default_model
+            self.model_state.default_model
         )
         if tokens < limit:
             return
@@ -392,110 +297,24 @@ class AgentSession:
         """Full tool outputs (truncated or masked) live as long as their session."""
         import shutil
 
-        from runtime.session_build import tool_outputs_dir
-
-        shutil.rmtree(tool_outputs_dir(self.spec), ignore_errors=True)
+        shutil.rmtree(outputs_dir(self.config.temp_dir, self.id), ignore_errors=True)
 
 
-async def create_session(spec: SessionSpec) -> AgentSession:
-    """Build, wire and start one session (see the module docstring for the steps)."""
-    generator = spec.generator
-    if generator is None:
-        if spec.auth is None:
-            from runtime.errors import AuthRequiredError
-
-            raise AuthRequiredError("no credentials")
-        generator = content_generator_for(spec.auth, spec.config.record_responses)
-    if spec.mcp_servers or spec.config.settings.get("mcpServers"):
-        # the MCP SDK takes ~0.5 s to import: not on the event loop
-        import importlib
-
-        await asyncio.to_thread(importlib.import_module, "runtime.adk.mcp_toolset")
-    session = assemble_session(spec, generator)
-    await session.start()
-    return session
+def startup_notices(spec: SessionSpec, policy: PolicyEngine) -> list[str]:
+    """What the user hears at a main session's first prompt, once: settings fields of the
+    wrong type (ignored, defaults used) and policy rules that could not be loaded."""
+    if spec.kind != "main":
+        return []
+    notices = []
+    if spec.config.settings_problems:
+        lines = "\n".join(f"- {p}" for p in spec.config.settings_problems)
+        notices.append(f"Some settings were ignored (the defaults are used):\n{lines}")
+    if policy.load_errors:
+        lines = "\n".join(f"- {p}" for p in policy.load_errors)
+        notices.append(f"Some policy rules could not be loaded and are not in force:\n{lines}")
+    return notices
 
 
-def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSession:
-    """Run the build steps (`runtime.session_build`) and wire the parts into a session."""
-    from google.adk.runners import Runner
-
-    from runtime.adk.agent_protocol import AdkAgentProtocol
-    from runtime.adk.plugins.steering import InjectionService
-    from runtime.adk.recorder import SessionRecorder
-    from runtime.adk.session_service import GcliSessionService
-    from runtime.adk.stream_control import StreamControl
-    from runtime.prompt import SystemPrompt
-    from runtime.session_build import (
-        SessionLink,
-        build_agent,
-        build_hooks,
-        build_mcp,
-        build_model,
-        build_model_state,
-        build_plugins,
-        build_scheduler,
-    )
-
-    link = SessionLink()
-    control = StreamControl()
-    injection = InjectionService()
-    roots = (spec.config.workspace, *spec.additional_roots)
-    models = build_model_state(spec, generator, link)
-    model = build_model(models, generator, control)
-    hooks = build_hooks(spec, link)
-    scheduler = build_scheduler(spec, roots, link, hooks)
-    mcp = build_mcp(spec, scheduler.scheduler, link, scheduler.policy)
-    prompt = SystemPrompt(
-        spec.config.workspace,
-        spec.config.home,
-        spec.additional_roots,
-        plans_dir=spec.config.temp_dir / "plans",
-    )
-    if spec.system_prompt is not None:
-        prompt.text = spec.system_prompt
-    agent = build_agent(spec, model, models, scheduler, mcp, prompt, link.masked, link.mode)
-    session_service = GcliSessionService()
-    runner = Runner(
-        app_name=APP_NAME,
-        agent=agent,
-        session_service=session_service,
-        plugins=build_plugins(spec, control, link, injection, hooks),
-    )
-    protocol = AdkAgentProtocol(
-        runner=runner,
-        user_id=USER_ID,
-        session_id=spec.session_id,
-        current_model=lambda: models.default_model,
-        on_new_prompt=[models.new_prompt, *([mcp.flush_notices] if mcp else ())],
-        control=control,
-        hooks=hooks,
-    )
-    recorder = None
-    if spec.recording is not None:
-        from runtime.adk.recorder import SessionRecorder
-
-        recorder = SessionRecorder(spec.recording)
-        protocol.subscribe(recorder.observe)
-        if spec.recording.metadata.get("title"):
-            protocol.mark_titled()
-    session = AgentSession(
-        spec=spec,
-        generator=generator,
-        models=models,
-        model=model,
-        control=control,
-        scheduler=scheduler,
-        mcp=mcp,
-        agent=agent,
-        session_service=session_service,
-        runner=runner,
-        protocol=protocol,
-        recorder=recorder,
-        prompt=prompt,
-        injection=injection,
-        hooks=hooks,
-    )
-    protocol.on_clear_context = session.clear_context
-    link.attach(session)
-    return session
+SessionFactory = Callable[[SessionSpec], Awaitable[AgentSession]]
+"""Builds and starts one session (`runtime.session.factory.create_session`); subagents
+get it injected."""
