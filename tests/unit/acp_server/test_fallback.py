@@ -40,7 +40,7 @@ async def test_the_choice_is_a_switch_mode_permission_request() -> None:
         "fallbackModel": "gemini-2.5-flash",
     }
     text = call["content"][0]["content"]["text"]
-    assert "Quota: requests per day" in text and "Resets in about 60 min." in text
+    assert "Quota: requests per day" in text and "Resets in about 1h." in text
     assert [o["optionId"] for o in sent["options"]] == ["retry_once", "retry_always", "stop"]
 
 
