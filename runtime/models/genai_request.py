@@ -21,7 +21,7 @@ It replaces, on one client's `aio.models` only, the private per-hop method
 `_generate_content_stream` that genai's public `generate_content_stream` calls for
 each hop (so automatic continuation and everything else of the public method stays
 genai's). A request it does not recognise (dict config, contents that are not a list
-of `Content`) goes to genai's method unchanged. `tests/unit/test_genai_request.py`
+of `Content`) goes to genai's method unchanged. `tests/unit/runtime/models/test_genai_request.py`
 checks the wire body equal to genai's for every kind of part.
 """
 

@@ -21,7 +21,7 @@ from runtime.tools.builtin.web_search import (
     WebSearchTool,
     insert_citations,
 )
-from tests.unit.test_tools_fakes import make_env
+from tests.unit.runtime.tools.fakes import make_env
 
 SOURCES = [
     {"web": {"uri": "https://example.com", "title": "Example Site"}},

@@ -10,7 +10,7 @@ import pytest
 
 from runtime.host import HeadlessHost
 from runtime.tools.io.files import BinaryFileError, FileAccess, FileTooLargeError, atomic_write_text
-from tests.unit.test_tools_fakes import RecordingHost
+from tests.unit.runtime.tools.fakes import RecordingHost
 
 
 async def test_local_read_and_write_round_trip(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from runtime.protocol import DisplayTerminal
 from runtime.tools.io.commands import CommandRunner
 from runtime.tools.io.process_group import group_alive, live_group_members
-from tests.unit.test_tools_fakes import ProgressLog, RecordingHost, TerminalScript
+from tests.unit.runtime.tools.fakes import ProgressLog, RecordingHost, TerminalScript
 
 
 def terminals(log: ProgressLog) -> list[DisplayTerminal]:

@@ -10,7 +10,7 @@ import pytest
 from runtime.protocol import DisplayDiff
 from runtime.tools.builtin.edit import ReplaceTool, WriteFileTool
 from runtime.tools.builtin.results import CodedToolError
-from tests.unit.test_tools_fakes import RecordingHost, make_env, snapshot
+from tests.unit.runtime.tools.fakes import RecordingHost, make_env, snapshot
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from runtime.tools.scheduling.hooks import (
     ToolHookContext,
 )
 from runtime.tools.scheduling.scheduler import MAX_TAIL_CALLS
-from tests.unit.test_scheduler import FakeHost, FakeTool, make
+from tests.unit.runtime.tools.scheduling.test_scheduler import FakeHost, FakeTool, make
 
 
 class Router:

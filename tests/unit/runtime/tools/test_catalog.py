@@ -13,7 +13,7 @@ from runtime.tools.catalog import (
     function_declaration,
     function_declarations,
 )
-from tests.unit.test_tools_fakes import make_env
+from tests.unit.runtime.tools.fakes import make_env
 
 GEMINI_TOOLS = {
     "read_file": {"file_path", "start_line", "end_line"},

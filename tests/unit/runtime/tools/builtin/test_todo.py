@@ -8,7 +8,7 @@ import pytest
 
 from runtime.protocol import DisplayText
 from runtime.tools.builtin.todo import WriteTodosTool
-from tests.unit.test_tools_fakes import make_env
+from tests.unit.runtime.tools.fakes import make_env
 
 
 async def test_plan_entries_and_summary(tmp_path: Path) -> None:

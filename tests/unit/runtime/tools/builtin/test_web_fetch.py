@@ -11,7 +11,7 @@ from aiohttp import web
 
 from runtime.tools.builtin.html_text import html_to_text
 from runtime.tools.builtin.web_fetch import WebFetchTool, extract_urls
-from tests.unit.test_tools_fakes import make_env
+from tests.unit.runtime.tools.fakes import make_env
 
 PAGE = """<!doctype html><html><head><title>Docs  page</title>
 <style>body { color: red }</style><script>var secret = 1;</script></head>

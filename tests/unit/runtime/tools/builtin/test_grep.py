@@ -12,7 +12,7 @@ import pytest
 from runtime.tools.builtin.glob import GlobTool
 from runtime.tools.builtin.grep import GrepSearchTool
 from runtime.tools.io.grep_engine import find_rg
-from tests.unit.test_tools_fakes import make_env
+from tests.unit.runtime.tools.fakes import make_env
 
 FILES: dict[str, bytes] = {
     ".gitignore": b"*.log\nignored_dir/\n",

@@ -8,7 +8,7 @@ import pytest
 
 from runtime.tools.builtin import many_files as many_files_tool
 from runtime.tools.builtin.many_files import END_MARKER, ReadManyFilesTool
-from tests.unit.test_tools_fakes import RecordingHost, make_env
+from tests.unit.runtime.tools.fakes import RecordingHost, make_env
 
 
 @pytest.fixture

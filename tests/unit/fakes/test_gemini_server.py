@@ -46,7 +46,7 @@ from tests.fakes.gemini_server import (
     usage,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 MODEL = "gemini-2.5-pro"
 
 

@@ -12,7 +12,7 @@ import pytest
 from runtime.protocol import DisplayTerminal
 from runtime.tools.builtin.shell import RunShellCommandTool, strip_ansi
 from runtime.tools.io.process_group import group_alive
-from tests.unit.test_tools_fakes import ProgressLog, RecordingHost, TerminalScript, make_env
+from tests.unit.runtime.tools.fakes import ProgressLog, RecordingHost, TerminalScript, make_env
 
 
 @pytest.fixture

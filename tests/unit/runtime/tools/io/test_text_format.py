@@ -28,7 +28,7 @@ from runtime.tools.io.text_format import (
     dominant_ending,
     encode,
 )
-from tests.unit.test_tools_fakes import RecordingHost, make_env
+from tests.unit.runtime.tools.fakes import RecordingHost, make_env
 
 BOM8 = b"\xef\xbb\xbf"
 

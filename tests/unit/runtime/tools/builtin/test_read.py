@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runtime.tools.builtin.read import MAX_LINE_CHARS, MAX_LINES, ListDirectoryTool, ReadFileTool
-from tests.unit.test_tools_fakes import RecordingHost, make_env
+from tests.unit.runtime.tools.fakes import RecordingHost, make_env
 
 
 @pytest.fixture

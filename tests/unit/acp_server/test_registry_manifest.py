@@ -12,7 +12,7 @@ from pathlib import Path
 
 from acp_server import __version__
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 ENTRY = ROOT / "registry" / "adk-acp"
 ALLOWED_PAINT = {"currentColor", "none", "inherit"}
 TOP_KEYS = {
