@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.run import Metric, Sandbox, adk_spec, settle
+from bench.common import Metric, Sandbox, adk_spec, settle
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOK = "cat >/dev/null; echo '{}'"

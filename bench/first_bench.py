@@ -34,19 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.client import AgentProcess, Message, Received
-from bench.run import (
-    WARM_PAUSE_S,
-    ImportRecord,
-    Metric,
-    Sandbox,
-    parse_importtime,
-    sandbox,
-    settle,
-)
-from bench.tools_bench import _call, _line
-from bench.user_bench import (
+from bench.common import WARM_PAUSE_S, WARM_PROMPTS, Metric, Sandbox, sandbox, settle
+from bench.contenders import (
     EDITED_FILE,
-    WARM_PROMPTS,
     Contender,
     adk_contender,
     gemini_contender,
@@ -54,6 +44,8 @@ from bench.user_bench import (
     peer_metric,
     write_script,
 )
+from bench.importtime import ImportRecord, parse_importtime
+from bench.script import call, line
 
 LOADED_PROMPTS = 20
 PROMPT_TIMEOUT_S = 120.0
@@ -61,11 +53,11 @@ IMPORTS_SHOWN = 15
 
 
 def _text_script(replies: int) -> str:
-    return _line({"text": "Hello there."}) * replies
+    return line({"text": "Hello there."}) * replies
 
 
 def _read_script() -> str:
-    return _line(_call("read_file", {"file_path": "README.md"})) + _text_script(4)
+    return line(call("read_file", {"file_path": "README.md"})) + _text_script(4)
 
 
 @dataclass

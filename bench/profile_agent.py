@@ -32,14 +32,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.client import AgentProcess  # noqa: E402
-from bench.run import (  # noqa: E402
+from bench.common import (  # noqa: E402
     SETTLE_MAX_S,
     SETTLE_MIN_S,
-    STREAM_CHUNKS,
     WARM_PAUSE_S,
     Sandbox,
     sandbox,
 )
+from bench.script import STREAM_CHUNKS  # noqa: E402
 
 
 def agent_side(out: str, argv: list[str]) -> int:

@@ -52,26 +52,39 @@ import argparse
 import json
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+_REPO = str(Path(__file__).resolve().parent.parent)
+if _REPO not in sys.path:  # run as a script (`bench/run.py`): make `bench` importable
+    sys.path.insert(0, _REPO)
 
-from bench.client import AgentProcess, Received, Turn  # noqa: E402
+from bench.client import AgentProcess, Turn  # noqa: E402
+from bench.common import (  # noqa: E402
+    ROOT,
+    SETTLE_MIN_S,
+    WARM_PAUSE_S,
+    AgentSpec,
+    Metric,
+    OneShot,
+    Sandbox,
+    adk_spec,
+    clean_env,
+    echo_spec,
+    one_shot,
+    sandbox,
+    session_id,
+    settle,
+)
+from bench.importtime import import_children, import_self_times, parse_importtime  # noqa: E402
+from bench.script import STREAM_CHUNKS  # noqa: E402
 
-ECHO_AGENT = ROOT / "bench" / "echo_agent.py"
 GROUPS = (
     "spawn",
     "api",
@@ -86,201 +99,6 @@ GROUPS = (
     "user",
     "first",
 )
-STREAM_CHUNKS = 200
-WARM_PAUSE_S = 0.2
-SETTLE_MIN_S = 3.0
-SETTLE_MAX_S = 12.0
-# Credentials and settings that must not leak into the benchmark from the caller's env.
-_SCRUB_ENV = (
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-    "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION",
-    "GOOGLE_GEMINI_BASE_URL",
-    "GOOGLE_VERTEX_BASE_URL",
-    "GEMINI_MODEL",
-    "ADK_ACP_TRACE_FILE",
-    "XDG_STATE_HOME",
-    "ECHO_AGENT_CHUNKS",
-    "PYTHONPROFILEIMPORTTIME",
-)
-
-
-# ---------------------------------------------------------------- agents
-
-
-@dataclass(frozen=True)
-class AgentSpec:
-    """How to start one agent and drive it in the benchmarks."""
-
-    name: str
-    argv: tuple[str, ...]
-    env: Mapping[str, str]
-    cwd: str
-    settle: bool  # wait for a background warm-up after `initialize`
-    stream_meta: Mapping[str, Any] | None = None  # `_meta` of the 200-chunk prompt
-    cancel_text: str = "write a long story"  # a prompt that streams until cancelled
-
-    def spawn(self, env: Mapping[str, str] | None = None) -> AgentProcess:
-        """Start the agent (with `env` instead of the spec's own, if given)."""
-        return AgentProcess.spawn(self.argv, env=env or self.env, cwd=self.cwd)
-
-
-@dataclass
-class Sandbox:
-    """A temporary HOME and workspace shared by the runs of one benchmark."""
-
-    root: Path
-
-    @property
-    def home(self) -> Path:
-        return self.root / "home"
-
-    @property
-    def workspace(self) -> Path:
-        return self.root / "workspace"
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return {**clean_env(), "HOME": str(self.home), **extra}
-
-    def script(self, name: str, short_turns: int, stream_turns: int) -> Path:
-        """Write a `--fake-responses` file: short replies first, then 200-chunk ones."""
-        path = self.root / name
-        path.write_text(fake_script(short_turns, stream_turns), encoding="utf-8")
-        return path
-
-
-def clean_env() -> dict[str, str]:
-    """This process's environment without credentials, model or trace settings."""
-    return {k: v for k, v in os.environ.items() if k not in _SCRUB_ENV}
-
-
-@contextmanager
-def sandbox() -> Iterator[Sandbox]:
-    with tempfile.TemporaryDirectory(prefix="adk-acp-bench-") as tmp:
-        box = Sandbox(Path(tmp))
-        box.home.mkdir()
-        box.workspace.mkdir()
-        (box.workspace / "README.md").write_text("# bench workspace\n", encoding="utf-8")
-        yield box
-
-
-def adk_acp_command() -> list[str]:
-    """The console script next to this interpreter (`.venv/bin/adk-acp`)."""
-    script = Path(sys.executable).parent / "adk-acp"
-    if not script.exists():
-        raise SystemExit(f"adk-acp console script not found next to {sys.executable}")
-    return [str(script)]
-
-
-def echo_spec(box: Sandbox) -> AgentSpec:
-    """The floor: `bench/echo_agent.py` with this interpreter (200 chunks via `_meta`)."""
-    return AgentSpec(
-        name="echo",
-        argv=(sys.executable, str(ECHO_AGENT)),
-        env=box.env(),
-        cwd=str(box.workspace),
-        settle=False,
-        stream_meta={"echoChunks": STREAM_CHUNKS},
-        cancel_text="/wait",
-    )
-
-
-def adk_spec(
-    box: Sandbox, script: Path | None = None, env: Mapping[str, str] | None = None
-) -> AgentSpec:
-    """`adk-acp` from the console script, with `--fake-responses script` if given."""
-    argv = adk_acp_command() + (["--fake-responses", str(script)] if script else [])
-    return AgentSpec(
-        name="adk-acp",
-        argv=tuple(argv),
-        env=env or box.env(),
-        cwd=str(box.workspace),
-        settle=True,
-    )
-
-
-def _chunk(text: str, finish: bool = False) -> dict[str, Any]:
-    content = {"role": "model", "parts": [{"text": text}]}
-    candidate: dict[str, Any] = {"content": content, "index": 0}
-    if finish:
-        candidate["finishReason"] = "STOP"
-    return {"candidates": [candidate]}
-
-
-def fake_script(short_turns: int, stream_turns: int, spare: int = 4) -> str:
-    """Gemini CLI JSONL: `short_turns` two-chunk replies, then `stream_turns` 200-chunk ones."""
-    short = [_chunk("Hello"), _chunk(" there.", finish=True)]
-    stream = [_chunk(f"w{i} ") for i in range(STREAM_CHUNKS - 1)] + [_chunk("end.", finish=True)]
-    lines = [short] * short_turns + [stream] * stream_turns + [short] * spare
-    return "".join(
-        json.dumps({"method": "generateContentStream", "response": r}) + "\n" for r in lines
-    )
-
-
-def _session_id(received: Received) -> str:
-    return str(received.result["sessionId"])
-
-
-# ---------------------------------------------------------------- figures
-
-
-@dataclass
-class Metric:
-    """One row of the report: samples of adk-acp and of the floor, and the target."""
-
-    key: str
-    label: str
-    unit: str  # "ms" (samples are seconds), "MB", or "x" (a unitless ratio)
-    samples: list[float]
-    baseline: list[float] = field(default_factory=list)
-    target: float | None = None  # seconds / MB, or a ratio when `ratio_target`
-    ratio_target: bool = False
-    note: str = ""
-    baseline_name: str = "echo"  # what the baseline samples are of ("" when none)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-    @property
-    def baseline_median(self) -> float | None:
-        return statistics.median(self.baseline) if self.baseline else None
-
-    @property
-    def ratio(self) -> float | None:
-        base = self.baseline_median
-        return self.median / base if base else None
-
-    @property
-    def verdict(self) -> str:
-        if self.target is None:
-            return "info"
-        value = self.ratio if self.ratio_target else self.median
-        if value is None:
-            return "info"
-        return "meets" if value <= self.target else "misses"
-
-    def scaled(self, value: float) -> float:
-        return value * 1000 if self.unit == "ms" else value
-
-    def as_json(self) -> dict[str, Any]:
-        base = self.baseline_median
-        return {
-            **asdict(self),
-            "median": self.scaled(self.median),
-            "baseline_median": self.scaled(base) if base is not None else None,
-            "ratio": self.ratio,
-            "verdict": self.verdict,
-            "samples": [self.scaled(v) for v in self.samples],
-            "baseline": [self.scaled(v) for v in self.baseline],
-            "target": (
-                self.target
-                if self.ratio_target or self.target is None
-                else self.scaled(self.target)
-            ),
-        }
 
 
 # ---------------------------------------------------------------- 1. spawn → initialize
@@ -316,21 +134,11 @@ def measure_spawn(adk: AgentSpec, echo: AgentSpec, runs: int) -> Metric:
     )
 
 
-# ---------------------------------------------------------------- a warmed-up process
-
-
-def settle(agent: AgentProcess, spec: AgentSpec) -> float:
-    """Wait until the agent's background warm-up is over (≥ 3 s, then until idle)."""
-    if not spec.settle:
-        return 0.0
-    return agent.wait_idle(at_least=SETTLE_MIN_S, at_most=SETTLE_MAX_S)
-
-
 def timed_session_new(agent: AgentProcess, cwd: str) -> tuple[float, str]:
     """Seconds for one `session/new`, and the new session's id."""
     t = time.perf_counter()
     created = agent.new_session(cwd)
-    return created.t - t, _session_id(created)
+    return created.t - t, session_id(created)
 
 
 # ---------------------------------------------------------------- 2, 6, 7: API-key mode
@@ -602,7 +410,7 @@ def cold_session_new(spec: AgentSpec) -> float:
         agent.initialize().result  # noqa: B018
         t = time.perf_counter()
         created = agent.new_session(spec.cwd)
-        _session_id(created)
+        session_id(created)
         agent.close()
     return created.t - t
 
@@ -625,102 +433,6 @@ def measure_cold_session_new(adk: AgentSpec, echo: AgentSpec, procs: int) -> Met
 
 
 # ---------------------------------------------------------------- 5. one-shot client
-
-
-@dataclass
-class OneShot:
-    """Times from spawn (seconds) for a client that does not wait where it need not."""
-
-    initialize: float
-    session_new: float
-    first_chunk: float
-    end: float
-    stderr: str = ""
-
-
-def one_shot(spec: AgentSpec, env: Mapping[str, str] | None = None) -> OneShot:
-    """`initialize` + `session/new` written at spawn; the prompt when the session id arrives.
-
-    The prompt needs the id `session/new` returns, so one round trip is unavoidable.
-    """
-    with spec.spawn(env=env) as agent:
-        init_id, new_id = agent.new_id(), agent.new_id()
-        agent.send_many(
-            [
-                {
-                    "id": init_id,
-                    "method": "initialize",
-                    "params": {"protocolVersion": 1, "clientCapabilities": {}},
-                },
-                {
-                    "id": new_id,
-                    "method": "session/new",
-                    "params": {"cwd": spec.cwd, "mcpServers": []},
-                },
-            ]
-        )
-        init = agent.response(init_id)
-        created = agent.response(new_id)
-        turn = agent.prompt(_session_id(created), "hello")
-        agent.close()
-        assert turn.first_chunk is not None and turn.end is not None
-        t0 = agent.spawned_at
-        return OneShot(
-            init.t - t0,
-            created.t - t0,
-            turn.first_chunk - t0,
-            turn.end - t0,
-            stderr=agent.stderr_text(limit=None),
-        )
-
-
-_IMPORT_LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( *)(\S+)")
-
-
-@dataclass(frozen=True)
-class ImportRecord:
-    """One line of `-X importtime` output (times in seconds)."""
-
-    self_s: float
-    cumulative_s: float
-    depth: int
-    name: str
-
-
-def parse_importtime(stderr: str) -> list[ImportRecord]:
-    """The `-X importtime` lines of `stderr`, in order (children before their parent)."""
-    out = []
-    for line in stderr.splitlines():
-        m = _IMPORT_LINE.match(line)
-        if m:
-            depth = (len(m.group(3)) - 1) // 2
-            self_s, cumulative_s = int(m.group(1)) / 1e6, int(m.group(2)) / 1e6
-            out.append(ImportRecord(self_s, cumulative_s, depth, m.group(4)))
-    return out
-
-
-def import_self_times(records: Sequence[ImportRecord]) -> dict[str, float]:
-    """Seconds of import work per package (self times summed; google.* split one level)."""
-    groups: dict[str, float] = defaultdict(float)
-    for rec in records:
-        parts = rec.name.split(".")
-        group = ".".join(parts[:2]) if parts[0] == "google" and len(parts) > 1 else parts[0]
-        groups[group] += rec.self_s
-    return dict(groups)
-
-
-def import_children(records: Sequence[ImportRecord], name: str) -> tuple[float, list[ImportRecord]]:
-    """Cumulative seconds of top-level import `name` and its direct children."""
-    for i, rec in enumerate(records):
-        if rec.name == name and rec.depth == 0:
-            children: list[ImportRecord] = []
-            for child in reversed(records[:i]):
-                if child.depth == 0:
-                    break
-                if child.depth == 1:
-                    children.append(child)
-            return rec.cumulative_s, children
-    return 0.0, []
 
 
 def initialize_path_note() -> str:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.client import AgentProcess
-from bench.run import STREAM_CHUNKS, Metric, Sandbox, adk_spec, settle
+from bench.common import Metric, Sandbox, adk_spec, settle
+from bench.script import STREAM_CHUNKS
 
 LOAD_MESSAGES = 200
 LOAD_TOOL_CALLS = 50

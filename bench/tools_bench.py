@@ -14,47 +14,29 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
-from typing import Any
 
 from bench.client import AgentProcess, Message
-from bench.run import WARM_PAUSE_S, AgentSpec, Metric, Sandbox, adk_spec, echo_spec, settle
+from bench.common import WARM_PAUSE_S, AgentSpec, Metric, Sandbox, adk_spec, echo_spec, settle
+from bench.script import call, line
 
 COMMAND_MARK = "bench-command-started"
-
-
-def _line(*parts: dict[str, Any]) -> str:
-    candidate = {
-        "content": {"role": "model", "parts": list(parts)},
-        "finishReason": "STOP",
-        "index": 0,
-    }
-    return (
-        json.dumps({"method": "generateContentStream", "response": [{"candidates": [candidate]}]})
-        + "\n"
-    )
-
-
-def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"functionCall": {"name": name, "args": args}}
 
 
 def tools_script(turns: int) -> str:
     """Per measured turn: a tool call line and a closing text line (reads, writes); one line
     per cancelled command."""
-    done = _line({"text": "Done."})
-    lines = [_line({"text": "Ready."})]  # the warm-up prompt
+    done = line({"text": "Done."})
+    lines = [line({"text": "Ready."})]  # the warm-up prompt
     for _ in range(turns):
-        lines += [_line(_call("read_file", {"file_path": "README.md"})), done]
+        lines += [line(call("read_file", {"file_path": "README.md"})), done]
     for i in range(turns):
         lines += [
-            _line(
-                _call("write_file", {"file_path": f"out/bench_{i}.txt", "content": f"line {i}\n"})
-            ),
+            line(call("write_file", {"file_path": f"out/bench_{i}.txt", "content": f"line {i}\n"})),
             done,
         ]
     for _ in range(turns):  # cancelled during the command: the model is not called again
         command = f"echo {COMMAND_MARK}; sleep 30"
-        lines.append(_line(_call("run_shell_command", {"command": command})))
+        lines.append(line(call("run_shell_command", {"command": command})))
     return "".join(lines)
 
 

@@ -17,7 +17,7 @@ import time
 import uuid
 from typing import Any
 
-from bench.run import ROOT, Metric, Sandbox
+from bench.common import ROOT, Metric, Sandbox
 
 WINDOW = 10
 ANSWER = "an answer, a few words long"

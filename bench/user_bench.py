@@ -15,179 +15,46 @@ work is timed. Per run, three fresh processes of each agent:
 - one-shot: `initialize` and `session/new` written at spawn, the prompt as soon as the
   session id is known (spawn → first chunk), as in `bench/run.py --only oneshot`.
 
-`--peer gemini` installs Gemini CLI (`@google/gemini-cli`, pinned below) from npm
-into a cache directory on first use and runs it through `--acp --fake-responses` in a
-hermetic HOME (API-key auth selected, the workspace trusted, telemetry and update
-checks off); each figure then has Gemini CLI's from the same run as its baseline.
+`--peer gemini` runs the same beside Gemini CLI (`bench/contenders.py`: installed from
+npm on first use, driven through `--acp --fake-responses` in a hermetic HOME); each
+figure then has Gemini CLI's from the same run as its baseline.
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import os
-import shutil
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.client import AgentProcess, Turn
-from bench.run import (
-    WARM_PAUSE_S,
-    AgentSpec,
-    Metric,
-    Sandbox,
-    adk_acp_command,
-    one_shot,
-    settle,
+from bench.common import WARM_PAUSE_S, WARM_PROMPTS, Metric, Sandbox, one_shot, settle
+from bench.contenders import (
+    EDITED_FILE,
+    Contender,
+    adk_contender,
+    gemini_contender,
+    install_gemini_cli,
+    peer_metric,
+    write_script,
 )
-from bench.tools_bench import _call, _line
+from bench.script import call, line
 
-GEMINI_CLI = "@google/gemini-cli"
-GEMINI_CLI_VERSION = "0.61.0"
 LONG_SESSION = 100
-WARM_PROMPTS = 5
-EDITED_FILE = "notes.txt"
 
 
 def read_script() -> str:
     """`R`: a read_file turn, warm prompts, the long session, a few spare lines."""
-    done = _line({"text": "Done."})
-    hello = _line({"text": "Hello there."})
-    lines = [_line(_call("read_file", {"file_path": "README.md"})), done]
+    done = line({"text": "Done."})
+    hello = line({"text": "Hello there."})
+    lines = [line(call("read_file", {"file_path": "README.md"})), done]
     lines += [hello] * (WARM_PROMPTS + LONG_SESSION + 4)
     return "".join(lines)
 
 
-def write_script(tag: str) -> str:
-    """`W`: a write_file turn replacing an existing file with new content, then text."""
-    content = f"notes of run {tag}\nsecond line\n"
-    call = _call("write_file", {"file_path": EDITED_FILE, "content": content})
-    return _line(call) + _line({"text": "Written."}) + _line({"text": "Spare."}) * 4
-
-
 def oneshot_script() -> str:
-    return _line({"text": "Hello there."}) * 4
-
-
-# ---------------------------------------------------------------- the agents
-
-
-@dataclass
-class Contender:
-    """How to start one agent on a given script, in its own HOME and workspace."""
-
-    name: str
-    argv: tuple[str, ...]  # without the script flag
-    script_flag: str
-    env: Mapping[str, str]
-    home: Path
-    workspace: Path
-    settle: bool = True
-
-    def spec(self, script: Path) -> AgentSpec:
-        return AgentSpec(
-            name=self.name,
-            argv=(*self.argv, self.script_flag, str(script)),
-            env=self.env,
-            cwd=str(self.workspace),
-            settle=self.settle,
-        )
-
-    def spawn(self, script: Path) -> AgentProcess:
-        return AgentProcess.spawn(self.spec(script).argv, env=self.env, cwd=self.workspace, fs=True)
-
-
-def _workspace(root: Path) -> Path:
-    ws = root / "workspace"
-    ws.mkdir(parents=True, exist_ok=True)
-    (ws / "README.md").write_text("# bench workspace\n\nA line to read.\n", encoding="utf-8")
-    (ws / EDITED_FILE).write_text("old notes\n", encoding="utf-8")
-    return ws
-
-
-def adk_contender(box: Sandbox, room: str = "user") -> Contender:
-    root = box.root / f"{room}-adk"
-    home = root / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    return Contender(
-        name="adk-acp",
-        argv=tuple(adk_acp_command()),
-        script_flag="--fake-responses",
-        env=box.env(HOME=str(home)),
-        home=home,
-        workspace=_workspace(root),
-    )
-
-
-def peer_cache() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "adk-acp-bench" / f"gemini-cli-{GEMINI_CLI_VERSION}"
-
-
-def install_gemini_cli(cache: Path | None = None) -> Path:
-    """The `gemini` executable, installed from npm into the cache on first use."""
-    cache = cache or peer_cache()
-    binary = cache / "node_modules" / ".bin" / "gemini"
-    if binary.exists():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SystemExit("--peer gemini needs npm (Node.js 20 or newer) on PATH")
-    cache.mkdir(parents=True, exist_ok=True)
-    sys.stderr.write(f"installing {GEMINI_CLI}@{GEMINI_CLI_VERSION} into {cache} …\n")
-    subprocess.run(
-        [
-            npm,
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--prefix",
-            str(cache),
-            f"{GEMINI_CLI}@{GEMINI_CLI_VERSION}",
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    if not binary.exists():
-        raise SystemExit(f"npm did not install {binary}")
-    return binary
-
-
-def gemini_contender(box: Sandbox, binary: Path, room: str = "user") -> Contender:
-    root = box.root / f"{room}-gemini"
-    home = root / "home"
-    settings = home / ".gemini"
-    settings.mkdir(parents=True, exist_ok=True)
-    workspace = _workspace(root)
-    (settings / "settings.json").write_text(
-        json.dumps(
-            {
-                "security": {"auth": {"selectedType": "gemini-api-key"}},
-                "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-                "privacy": {"usageStatisticsEnabled": False},
-                "telemetry": {"enabled": False},
-                "ide": {"enabled": False},
-            }
-        ),
-        encoding="utf-8",
-    )
-    (settings / "trustedFolders.json").write_text(
-        json.dumps({str(workspace): "TRUST_FOLDER"}), encoding="utf-8"
-    )
-    return Contender(
-        name=f"Gemini CLI {GEMINI_CLI_VERSION}",
-        # Pinned like ours: no routing classifier call in either agent.
-        argv=(str(binary), "--acp", "-m", "gemini-2.5-flash"),
-        script_flag="--fake-responses",
-        env=box.env(HOME=str(home), GEMINI_API_KEY="bench-fake-key"),
-        home=home,
-        workspace=workspace,
-    )
+    return line({"text": "Hello there."}) * 4
 
 
 # ---------------------------------------------------------------- one run
@@ -264,41 +131,6 @@ def run_once(who: Contender, root: Path, tag: str) -> UserRun:
 
 
 # ---------------------------------------------------------------- the figures
-
-
-def _flat(runs: Sequence[object], attr: str) -> list[float]:
-    out: list[float] = []
-    for r in runs:
-        value = getattr(r, attr)
-        out += value if isinstance(value, list) else [value]
-    return out
-
-
-def peer_metric(
-    mine: Sequence[object],
-    peers: Sequence[object],
-    base: str,
-    key: str,
-    label: str,
-    attr: str,
-    *,
-    unit: str = "ms",
-    target: float | None = None,
-    ratio_target: bool = False,
-    note: str = "",
-) -> Metric:
-    """One row: attribute `attr` of our runs beside the peer's (named `base`)."""
-    return Metric(
-        key,
-        label,
-        unit,
-        _flat(mine, attr),
-        _flat(peers, attr),
-        target=target,
-        ratio_target=ratio_target,
-        note=note,
-        baseline_name=base,
-    )
 
 
 def measure_user(box: Sandbox, procs: int, peer: str | None = None) -> list[Metric]:

@@ -18,8 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from bench import common, contenders
 from bench import run as bench
 from bench.client import AgentProcess
+from bench.importtime import import_children, import_self_times, parse_importtime
+from bench.script import STREAM_CHUNKS
 
 # Each runs whole benchmark scenarios (fresh agents, a stand-in peer): minutes on a busy machine.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -31,22 +34,22 @@ def _is_figure(value: object) -> bool:
 
 @pytest.fixture
 def box():
-    with bench.sandbox() as sandbox:
+    with common.sandbox() as sandbox:
         yield sandbox
 
 
-def test_spawn_to_initialize_gives_a_figure_for_both_agents(box: bench.Sandbox) -> None:
+def test_spawn_to_initialize_gives_a_figure_for_both_agents(box: common.Sandbox) -> None:
     script = box.script("smoke.jsonl", short_turns=1, stream_turns=0)
-    metric = bench.measure_spawn(bench.adk_spec(box, script), bench.echo_spec(box), runs=1)
+    metric = bench.measure_spawn(common.adk_spec(box, script), common.echo_spec(box), runs=1)
     assert len(metric.samples) == len(metric.baseline) == 1
     assert _is_figure(metric.median) and _is_figure(metric.ratio)
     assert metric.verdict in {"meets", "misses"}
     assert "spawn → initialize" in bench.render_table([metric])
 
 
-def test_one_prompt_through_the_bench_client(box: bench.Sandbox) -> None:
+def test_one_prompt_through_the_bench_client(box: common.Sandbox) -> None:
     script = box.script("smoke.jsonl", short_turns=1, stream_turns=1)
-    spec = bench.adk_spec(box, script)
+    spec = common.adk_spec(box, script)
     with spec.spawn() as agent:
         agent.initialize().result  # noqa: B018 - raises on an error response
         session_new, session_id = bench.timed_session_new(agent, spec.cwd)
@@ -59,11 +62,11 @@ def test_one_prompt_through_the_bench_client(box: bench.Sandbox) -> None:
     assert turn.stop_reason == "end_turn" and turn.chunks >= 1
     assert _is_figure(turn.to_first_chunk) and _is_figure(turn.to_end)
     # Chunks that arrive together may be sent together: 1..200 notifications.
-    assert 1 <= stream.chunks <= bench.STREAM_CHUNKS and _is_figure(stream.to_end)
+    assert 1 <= stream.chunks <= STREAM_CHUNKS and _is_figure(stream.to_end)
 
 
-def test_echo_floor_run_covers_every_fake_model_figure(box: bench.Sandbox) -> None:
-    run = bench.fake_model_run(bench.echo_spec(box), warm_prompts=1, streams=1, repeats=1)
+def test_echo_floor_run_covers_every_fake_model_figure(box: common.Sandbox) -> None:
+    run = bench.fake_model_run(common.echo_spec(box), warm_prompts=1, streams=1, repeats=1)
     figures = [
         run.session_new,
         run.rss_mb,
@@ -73,14 +76,14 @@ def test_echo_floor_run_covers_every_fake_model_figure(box: bench.Sandbox) -> No
         *run.session_new_repeat,
     ]
     assert all(_is_figure(v) for v in figures)
-    assert run.stream_chunks == [bench.STREAM_CHUNKS]
+    assert run.stream_chunks == [STREAM_CHUNKS]
 
 
-def test_echo_floor_cancel_and_one_shot(box: bench.Sandbox) -> None:
-    echo = bench.echo_spec(box)
+def test_echo_floor_cancel_and_one_shot(box: common.Sandbox) -> None:
+    echo = common.echo_spec(box)
     api = bench.api_run(echo, cancels=1)
     assert all(_is_figure(v) for v in (api.session_new, api.warm_first_chunk, *api.cancels))
-    shot = bench.one_shot(echo)
+    shot = common.one_shot(echo)
     assert 0 < shot.initialize <= shot.session_new <= shot.first_chunk <= shot.end
 
 
@@ -91,15 +94,15 @@ def test_importtime_parsing() -> None:
         "import time:       200 |        300 |   json\n"
         "import time:        50 |        350 | google.adk.runners\n"
     )
-    records = bench.parse_importtime(stderr)
+    records = parse_importtime(stderr)
     assert [(r.name, r.depth) for r in records] == [
         ("json.decoder", 2),
         ("json", 1),
         ("google.adk.runners", 0),
     ]
-    total, children = bench.import_children(records, "google.adk.runners")
+    total, children = import_children(records, "google.adk.runners")
     assert total == pytest.approx(350e-6) and [c.name for c in children] == ["json"]
-    assert bench.import_self_times(records) == pytest.approx({"json": 300e-6, "google.adk": 50e-6})
+    assert import_self_times(records) == pytest.approx({"json": 300e-6, "google.adk": 50e-6})
 
 
 def test_client_kill_reaps_the_process() -> None:
@@ -109,20 +112,20 @@ def test_client_kill_reaps_the_process() -> None:
     assert agent.proc.returncode is not None and time.perf_counter() - started < 5
 
 
-def test_tool_round_trips_run_for_both_agents(box: bench.Sandbox) -> None:
+def test_tool_round_trips_run_for_both_agents(box: common.Sandbox) -> None:
     from bench.tools_bench import tool_run, tools_script
 
     script = box.root / "tools.jsonl"
     script.write_text(tools_script(1), encoding="utf-8")
-    adk = bench.adk_spec(box, script)
-    fast = bench.AgentSpec(adk.name, adk.argv, adk.env, adk.cwd, settle=False)
+    adk = common.adk_spec(box, script)
+    fast = common.AgentSpec(adk.name, adk.argv, adk.env, adk.cwd, settle=False)
     reads, writes, cancels = tool_run(fast, 1)
-    floor = tool_run(bench.echo_spec(box), 1)
+    floor = tool_run(common.echo_spec(box), 1)
     assert all(_is_figure(v) for v in (*reads, *writes, *cancels, *floor[0], *floor[1], *floor[2]))
     assert (box.workspace / "out" / "bench_0.txt").read_text() == "line 0\n"
 
 
-def test_session_figures_run(box: bench.Sandbox) -> None:
+def test_session_figures_run(box: common.Sandbox) -> None:
     from bench.sessions_bench import load_and_list_run, per_message_cost, stream_overhead
 
     news, loaded, listed, floor = load_and_list_run(box, 1)
@@ -132,7 +135,7 @@ def test_session_figures_run(box: bench.Sandbox) -> None:
     assert len(figures) == 11 and all(_is_figure(v) for v in figures)
 
 
-def test_extensibility_figures_run(box: bench.Sandbox) -> None:
+def test_extensibility_figures_run(box: common.Sandbox) -> None:
     from bench.extensibility_bench import hook_pair_cost, session_new_with_servers
 
     pairs, bare = hook_pair_cost(box, 2)
@@ -141,7 +144,7 @@ def test_extensibility_figures_run(box: bench.Sandbox) -> None:
     assert len(figures) == 6 and all(_is_figure(v) for v in figures)
 
 
-def test_many_sessions_run(box: bench.Sandbox) -> None:
+def test_many_sessions_run(box: common.Sandbox) -> None:
     from bench.sessions_bench import many_sessions_run
 
     run = many_sessions_run(box, sessions=3, prompts=2)
@@ -149,7 +152,7 @@ def test_many_sessions_run(box: bench.Sandbox) -> None:
     assert _is_figure(run["total_s"])
 
 
-def test_turn_cost_figures_run(box: bench.Sandbox) -> None:
+def test_turn_cost_figures_run(box: common.Sandbox) -> None:
     from bench.turns_bench import in_process, over_http, windows
 
     for run in (in_process, over_http):
@@ -159,7 +162,7 @@ def test_turn_cost_figures_run(box: bench.Sandbox) -> None:
         assert all(_is_figure(v) for v in marks.values())
 
 
-def test_subagent_overhead_runs(box: bench.Sandbox) -> None:
+def test_subagent_overhead_runs(box: common.Sandbox) -> None:
     from bench.extensibility_bench import subagent_overhead
 
     invocations, turns = subagent_overhead(box, 2)
@@ -171,12 +174,11 @@ def test_subagent_overhead_runs(box: bench.Sandbox) -> None:
 def stand_in_peer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """`--peer gemini` without the network: the cached "Gemini CLI" is a stand-in script
     that runs adk-acp on the script it is given."""
-    from bench import user_bench
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    binary = user_bench.peer_cache() / "node_modules" / ".bin" / "gemini"
+    binary = contenders.peer_cache() / "node_modules" / ".bin" / "gemini"
     binary.parent.mkdir(parents=True)
-    adk = bench.adk_acp_command()[0]
+    adk = common.adk_acp_command()[0]
     binary.write_text(
         "#!/bin/sh\n"
         'while [ $# -gt 0 ]; do [ "$1" = --fake-responses ] && f="$2"; shift; done\n'
@@ -184,18 +186,18 @@ def stand_in_peer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         encoding="utf-8",
     )
     binary.chmod(0o755)
-    assert user_bench.install_gemini_cli() == binary  # found in the cache: no npm
+    assert contenders.install_gemini_cli() == binary  # found in the cache: no npm
     return binary
 
 
-def _beside_the_peer(metrics: list[bench.Metric]) -> None:
+def _beside_the_peer(metrics: list[common.Metric]) -> None:
     for m in metrics:
         assert m.samples and m.baseline, m.key
         assert all(_is_figure(v) for v in m.samples + m.baseline), m.key
         assert m.baseline_name.startswith("Gemini CLI")
 
 
-def test_user_group_beside_a_stand_in_peer(box: bench.Sandbox, stand_in_peer: Path) -> None:
+def test_user_group_beside_a_stand_in_peer(box: common.Sandbox, stand_in_peer: Path) -> None:
     from bench import user_bench
 
     metrics = user_bench.measure_user(box, procs=1, peer="gemini")
@@ -215,7 +217,7 @@ def test_user_group_beside_a_stand_in_peer(box: bench.Sandbox, stand_in_peer: Pa
 
 
 @pytest.mark.timeout(900)  # ten fresh agents and a 20-prompt recording each side
-def test_first_group_beside_a_stand_in_peer(box: bench.Sandbox, stand_in_peer: Path) -> None:
+def test_first_group_beside_a_stand_in_peer(box: common.Sandbox, stand_in_peer: Path) -> None:
     """Issue 23's rows: fresh processes driven at once, a recorded session loaded at spawn."""
     from bench import first_bench
 
@@ -260,7 +262,7 @@ def test_first_group_reports_a_peer_whose_load_fails() -> None:
 def test_import_table_and_process_tree_memory() -> None:
     from bench.first_bench import import_table, tree_rss_mb
 
-    records = bench.parse_importtime(
+    records = parse_importtime(
         "import time:       100 |        100 |   json.decoder\n"
         "import time:       200 |        300 | json\n"
     )
