@@ -150,8 +150,12 @@ async function mainScenario() {
 
   const explorer = page.locator(".explorer-folders-view").first();
   async function showExplorer() {
-    if (!(await explorer.isVisible())) {
-      await page.locator(".activitybar a[aria-label^='Explorer'], .activitybar .action-label[aria-label^='Explorer']").first().click();
+    // A click on the activity bar while the workbench is still switching containers (a busy
+    // machine) can land on the old state and toggle the side bar instead: look, then retry.
+    const icon = page.locator(".activitybar a[aria-label^='Explorer'], .activitybar .action-label[aria-label^='Explorer']").first();
+    for (let attempt = 0; attempt < 4 && !(await explorer.isVisible()); attempt++) {
+      await icon.click();
+      await explorer.waitFor({ timeout: 8000 }).catch(() => undefined);
     }
     await explorer.waitFor({ timeout: 30000 });
   }
