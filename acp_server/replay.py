@@ -5,7 +5,8 @@ Each recorded message becomes what the editor saw live: the user's prompt as
 calls (each as one `tool_call` with its final status, title, kind, locations,
 input and content: diffs included; an answered permission request rides along in
 its `_meta`; each `tool_call` names its tool), notices and errors as the client takes
-them live (`notice` updates, or agent text marked as notices in `_meta`). After the
+them live (`notice` updates, or agent text marked as notices in `_meta`), a compression
+as a `compaction_update` with its summary to a client that takes them. After the
 messages: the last plan, the title, the mode and the config options.
 """
 
@@ -23,6 +24,7 @@ from acp_server.updates import (
     ToolCallStatus,
     Update,
     agent_chunk,
+    compaction_updates,
     config_update,
     mode_update,
     notice_updates,
@@ -155,6 +157,11 @@ def message_updates(message: Message, client: ClientUpdates | None = None) -> It
         yield from _gemini(message)
     elif message["type"] in ("info", "warning", "error"):
         yield from _notice(message, client or ClientUpdates())
+    elif message["type"] == "compression":
+        summary = message.get("summary")
+        if isinstance(summary, str) and summary:
+            compaction_id = str(message.get("id") or "")
+            yield from compaction_updates(compaction_id, summary, client or ClientUpdates())
 
 
 def replay_updates(

@@ -7,8 +7,9 @@ with a JSON-RPC error instead (see `acp_server.session`). Non-fatal errors
 (loop detected, a limit) and notices are `notice` updates for a client that opted in
 (`clientCapabilities.session.notices`, see `ClientUpdates`); for any other client they
 are agent message text, marked in `_meta` (`notice_meta`) so a client that knows the
-mark can show them apart. Updates newer than the pinned `acp` schema (1.19) are small
-models of our own here (`NoticeUpdate`, `NamedToolCall`).
+mark can show them apart. A compression is a `compaction_update` with its summary for a
+client with `session.compaction`. Updates newer than the pinned `acp` schema (1.19) are
+small models of our own here (`NoticeUpdate`, `CompactionUpdate`, `NamedToolCall`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from runtime.protocol import (
     AgentEvent,
     AgentStartEvent,
     CommandsChangedEvent,
+    CompactionEvent,
     DisplayContent,
     DisplayDiff,
     DisplayTerminal,
@@ -92,12 +94,8 @@ class ClientUpdates:
     @classmethod
     def of(cls, capabilities: Mapping[str, Any] | None) -> ClientUpdates:
         session = (capabilities or {}).get("session")
-        if not isinstance(session, dict):
-            return cls()
-        return cls(
-            notices=isinstance(session.get("notices"), dict),
-            compaction=isinstance(session.get("compaction"), dict),
-        )
+        opted = session if isinstance(session, dict) else {}
+        return cls(*(isinstance(opted.get(k), dict) for k in ("notices", "compaction")))
 
 
 NoticeSeverity = Literal["info", "warning", "error"]
@@ -115,13 +113,24 @@ class NoticeUpdate(BaseModel):
     description: str | None = None
 
 
-def notice_update(severity: NoticeSeverity, text: str) -> NoticeUpdate | None:
-    """A notice's text as a `notice`: its first line the title, the rest the
-    description (None: no text)."""
-    title, _, rest = text.strip().partition("\n")
-    if not title.strip():
-        return None
-    return NoticeUpdate(severity=severity, title=title.strip(), description=rest.strip() or None)
+class CompactionUpdate(BaseModel):
+    """`compaction_update`: a finished compaction and its summary (ACP 1.21, opt-in)."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    session_update: Literal["compaction_update"] = Field(
+        default="compaction_update", alias="sessionUpdate"
+    )
+    compaction_id: str = Field(alias="compactionId")
+    status: Literal["completed"] = "completed"
+    summary: list[schema.TextContentBlock]
+
+
+def compaction_updates(compaction_id: str, summary: str, client: ClientUpdates) -> list[Update]:
+    """A compression, live or replayed: a completed `compaction_update` with its summary
+    for a client that opted in; nothing for another (its notice says it in text)."""
+    update = CompactionUpdate(compactionId=compaction_id, summary=[_text_block(summary)])
+    return [update] if client.compaction else []
 
 
 def mode_update(mode: str) -> schema.CurrentModeUpdate:
@@ -235,13 +244,16 @@ def agent_chunk(text: str, meta: dict[str, Any] | None = None) -> schema.AgentMe
 
 
 def notice_updates(severity: NoticeSeverity, text: str, client: ClientUpdates) -> list[Update]:
-    """A notice, live or replayed: a `notice` when the client opted in, else agent text
-    (an info as its own paragraph, a warning or error in bold) marked with `notice_meta`."""
+    """A notice, live or replayed: a `notice` (its first line the title, the rest the
+    description) when the client opted in, else agent text (an info as its own
+    paragraph, a warning or error in bold) marked with `notice_meta`."""
     if not text.strip():
         return []
     if client.notices:
-        update = notice_update(severity, text)
-        return [update] if update else []
+        title, _, rest = text.strip().partition("\n")
+        return [
+            NoticeUpdate(severity=severity, title=title.strip(), description=rest.strip() or None)
+        ]
     shown = notice_text(text) if severity == "info" else f"\n\n**{text}**\n"
     return [agent_chunk(shown, notice_meta(severity, text))]
 
@@ -298,6 +310,8 @@ class UpdateMapper:
             return [plan_update(event.entries)]
         if isinstance(event, NoticeEvent):
             return self.notice("info", event.text)
+        if isinstance(event, CompactionEvent):
+            return compaction_updates(event.compaction_id, event.summary, self._client)
         if isinstance(event, AgentStartEvent | AgentEndEvent | CommandsChangedEvent):
             return []  # commands: `AcpSession` sends the whole list
         assert_never(event)

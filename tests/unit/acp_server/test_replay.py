@@ -136,9 +136,23 @@ def test_a_client_that_takes_notices_gets_them_again_as_notices() -> None:
     ]
 
 
-def test_a_compression_shows_nothing() -> None:
-    compressed: CompressionMessage = {"type": "compression", "summary": "s", "keptFrom": None}
+def test_a_compression_shows_nothing_but_to_a_client_that_takes_compactions() -> None:
+    compressed: CompressionMessage = {
+        "id": "m7",
+        "type": "compression",
+        "summary": "s",
+        "keptFrom": None,
+    }
     assert wire([compressed]) == []
+    assert wire([compressed], ClientUpdates(notices=True)) == []
+    assert wire([compressed], ClientUpdates(compaction=True)) == [
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "m7",
+            "status": "completed",
+            "summary": [{"type": "text", "text": "s"}],
+        }
+    ]
 
 
 def test_after_the_messages_come_the_plan_title_mode_and_options() -> None:

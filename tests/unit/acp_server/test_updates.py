@@ -18,6 +18,7 @@ from runtime.protocol import (
     AgentEndEvent,
     AgentStartEvent,
     CommandsChangedEvent,
+    CompactionEvent,
     DisplayDiff,
     DisplayTerminal,
     DisplayText,
@@ -240,6 +241,22 @@ def test_a_client_that_takes_notices_gets_notice_updates() -> None:
     assert wire(warning) == {"sessionUpdate": "notice", "severity": "warning", "title": "Loop"}
     assert taker.map(NoticeEvent(**BASE, text=" \n")) == []
     assert taker.map(ErrorEvent(**BASE, status="INTERNAL", message="boom", fatal=True)) == []
+
+
+def test_a_compaction_is_an_update_only_for_a_client_that_takes_them() -> None:
+    event = CompactionEvent(
+        **BASE, compaction_id="m1", summary="<snapshot/>", tokens_before=9, tokens_after=2
+    )
+    assert mapper().map(event) == []
+    taker = UpdateMapper(lambda: OPTIONS, lambda: "default", ClientUpdates(compaction=True))
+    assert [wire(u) for u in taker.map(event)] == [
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "m1",
+            "status": "completed",
+            "summary": [{"type": "text", "text": "<snapshot/>"}],
+        }
+    ]
 
 
 def test_a_client_opts_in_with_an_object_under_session() -> None:
