@@ -102,8 +102,7 @@ NoticeSeverity = Literal["info", "warning", "error"]
 
 
 class NoticeUpdate(BaseModel):
-    """`notice`: information for the user that is not part of the answer (ACP 1.21;
-    only to a client with `ClientUpdates.notices`)."""
+    """`notice`: information for the user, not part of the answer (ACP 1.21, opt-in)."""
 
     model_config = ConfigDict(frozen=True, populate_by_name=True)
 
@@ -378,6 +377,7 @@ def permission_params(session_id: str, request: PermissionRequest) -> dict[str, 
         "title": request.title,
         "kind": request.kind,
         "status": "pending",
+        **({"name": request.tool_name} if request.tool_name else {}),
     }
     if request.locations:
         tool_call["locations"] = [

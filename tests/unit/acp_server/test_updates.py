@@ -291,3 +291,15 @@ def test_initialize_keeps_the_session_capabilities_newer_than_the_pinned_schema(
     assert ClientUpdates.of(caps) == ClientUpdates(notices=True)
     bare = InitializeParams.model_validate({"protocolVersion": 1})
     assert ClientUpdates.of(bare.raw().get("clientCapabilities")) == ClientUpdates()
+
+
+def test_a_permission_request_names_its_tool_when_it_is_a_tools() -> None:
+    from acp_server.updates import permission_params
+    from runtime.host import PermissionRequest
+
+    named = PermissionRequest(
+        tool_call_id="t1", title="Write a.txt", kind="edit", options=(), tool_name="write_file"
+    )
+    assert permission_params("s1", named)["toolCall"]["name"] == "write_file"
+    fallback = PermissionRequest(tool_call_id="t2", title="Switch?", kind="other", options=())
+    assert "name" not in permission_params("s1", fallback)["toolCall"]
