@@ -4,7 +4,9 @@ Each recorded message becomes what the editor saw live: the user's prompt as
 `user_message_chunk`s (its text and images), the model's thoughts, text and tool
 calls (each as one `tool_call` with its final status, title, kind, locations,
 input and content: diffs included; an answered permission request rides along in
-its `_meta`), notices and errors as agent text marked as notices in `_meta`. After the
+its `_meta`; each `tool_call` names its tool), notices and errors as the client takes
+them live (`notice` updates, or agent text marked as notices in `_meta`), a compression
+as a `compaction_update` with its summary to a client that takes them. After the
 messages: the last plan, the title, the mode and the config options.
 """
 
@@ -17,12 +19,15 @@ from acp import schema
 from pydantic import TypeAdapter, ValidationError
 
 from acp_server.updates import (
+    ClientUpdates,
+    NamedToolCall,
     ToolCallStatus,
     Update,
+    agent_chunk,
+    compaction_updates,
     config_update,
     mode_update,
-    notice_meta,
-    notice_text,
+    notice_updates,
     plan_update,
     replayed_permission_meta,
     tool_call_update,
@@ -111,11 +116,13 @@ def _call_display(call: dict[str, Any]) -> ToolDisplay:
     )
 
 
-def _tool_call(call: dict[str, Any]) -> schema.ToolCallStart:
+def _tool_call(call: dict[str, Any]) -> NamedToolCall:
     permission = call.get("permission")
+    name = call.get("name")
     return tool_call_update(
         str(call.get("id")),
         _call_display(call),
+        name=name if isinstance(name, str) else None,
         status=_STATUS.get(str(call.get("status")), "failed"),
         raw_input=call.get("args"),
         meta=replayed_permission_meta(permission) if isinstance(permission, dict) else None,
@@ -131,31 +138,30 @@ def _gemini(message: GeminiMessage) -> Iterator[Update]:
             )
     content = message.get("content")
     if isinstance(content, str) and content:
-        yield schema.AgentMessageChunk(session_update="agent_message_chunk", content=_text(content))
+        yield agent_chunk(content)
     for call in tool_calls(message):
         yield _tool_call(call)
 
 
-def _notice(message: NoticeMessage) -> Iterator[Update]:
+def _notice(message: NoticeMessage, client: ClientUpdates) -> Iterator[Update]:
     content, level = message.get("content"), message["type"]
-    if not isinstance(content, str):
-        return
-    text = notice_text(content) if level == "info" else f"\n\n**{content}**\n"
-    yield schema.AgentMessageChunk(
-        session_update="agent_message_chunk",
-        content=_text(text),
-        field_meta=notice_meta(level, content),
-    )
+    if isinstance(content, str):
+        yield from notice_updates(level, content, client)
 
 
-def message_updates(message: Message) -> Iterator[Update]:
+def message_updates(message: Message, client: ClientUpdates | None = None) -> Iterator[Update]:
     """What one recorded message showed (a guard's synthetic prompt: nothing)."""
     if is_typed_prompt(message):
         yield from _user(message)
     elif message["type"] == "gemini":
         yield from _gemini(message)
     elif message["type"] in ("info", "warning", "error"):
-        yield from _notice(message)
+        yield from _notice(message, client or ClientUpdates())
+    elif message["type"] == "compression":
+        summary = message.get("summary")
+        if isinstance(summary, str) and summary:
+            compaction_id = str(message.get("id") or "")
+            yield from compaction_updates(compaction_id, summary, client or ClientUpdates())
 
 
 def replay_updates(
@@ -164,10 +170,11 @@ def replay_updates(
     *,
     mode: str,
     config_options: list[dict[str, Any]],
+    client: ClientUpdates | None = None,
 ) -> Iterator[Update]:
     """Everything `session/load` sends before it answers (see the module docstring)."""
     for message in messages:
-        yield from message_updates(message)
+        yield from message_updates(message, client)
     plan = metadata.get("plan")
     if isinstance(plan, list) and plan:
         yield plan_update(tuple(PlanEntry.of(e) for e in plan if isinstance(e, dict)))

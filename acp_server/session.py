@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 from acp import schema
 
 from acp_server.errors import BUSY, INTERNAL_ERROR, AcpError, turn_failed
-from acp_server.updates import UpdateMapper, config_update, mode_update, stop_reason
+from acp_server.updates import (
+    ClientUpdates,
+    UpdateMapper,
+    config_update,
+    mode_update,
+    stop_reason,
+)
 from runtime.protocol import (
     AgentEndEvent,
     AgentEvent,
@@ -48,12 +54,22 @@ async def _ready(parts: tuple[Any, ...]) -> tuple[Any, ...]:
 class AcpSession:
     """An ACP session around one runtime `AgentSession` (`agent`)."""
 
-    def __init__(self, conn: JsonRpcConnection, agent: AgentSession, config_options: Any) -> None:
+    def __init__(
+        self,
+        conn: JsonRpcConnection,
+        agent: AgentSession,
+        config_options: Any,
+        client: ClientUpdates | None = None,
+    ) -> None:
         self.conn = conn
         self.agent = agent
         self.id = agent.id
+        self.client = client or ClientUpdates()
+        """The optional updates the client takes (also for a replay)."""
         self._config_options = config_options
-        self._mapper = UpdateMapper(lambda: config_options.options(agent), lambda: agent.mode)
+        self._mapper = UpdateMapper(
+            lambda: config_options.options(agent), lambda: agent.mode, self.client
+        )
         self._ends: dict[str, asyncio.Future[AgentEndEvent]] = {}
         self._last_fatal: ErrorEvent | None = None
         self._cancel_requested = False

@@ -20,6 +20,7 @@ from acp_server.errors import INTERNAL_ERROR, AcpError, session_not_found
 from acp_server.host import AcpHost
 from acp_server.mcp import mcp_servers
 from acp_server.session import AcpSession
+from acp_server.updates import ClientUpdates
 from runtime.config import AgentFlags
 from runtime.session import AgentSession, AuthChoice, OpenRequest, SessionService
 
@@ -87,7 +88,9 @@ class ServerState:
 
     def adopt(self, agent: AgentSession) -> AcpSession:
         """Register a freshly opened engine session under its id."""
-        session = AcpSession(self.conn, agent, self.config_options)
+        session = AcpSession(
+            self.conn, agent, self.config_options, ClientUpdates.of(self.client_capabilities)
+        )
         self.sessions[agent.id] = session
         return session
 

@@ -4,17 +4,23 @@ The one place that knows both vocabularies for events. Each `AgentEvent` maps
 to zero or more update objects (`acp.schema` models); the caller wraps them in
 a `SessionNotification`. Fatal errors map to nothing here: they end the prompt
 with a JSON-RPC error instead (see `acp_server.session`). Non-fatal errors
-(loop detected, a limit) and notices are shown as agent message text, marked
-in `_meta` (`notice_meta`) so a client that knows the mark can show them apart.
+(loop detected, a limit) and notices are `notice` updates for a client that opted in
+(`clientCapabilities.session.notices`, see `ClientUpdates`); for any other client they
+are agent message text, marked in `_meta` (`notice_meta`) so a client that knows the
+mark can show them apart. A compression is a `compaction_update` with its summary for a
+client with `session.compaction`. Updates newer than the pinned `acp` schema (1.19) are
+small models of our own here (`NoticeUpdate`, `CompactionUpdate`, `NamedToolCall`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, assert_never
 
 from acp import schema
+from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.host import PermissionRequest
 from runtime.protocol import (
@@ -23,6 +29,7 @@ from runtime.protocol import (
     AgentEvent,
     AgentStartEvent,
     CommandsChangedEvent,
+    CompactionEvent,
     DisplayContent,
     DisplayDiff,
     DisplayTerminal,
@@ -74,6 +81,55 @@ def notice_text(text: str) -> str:
     """A notice as agent text: a paragraph of its own, never glued to the answer
     around it (the text comes with or without its own blank lines)."""
     return f"\n\n{text.strip(chr(10))}\n\n"
+
+
+@dataclass(frozen=True)
+class ClientUpdates:
+    """The optional session updates a client opted in to in `initialize`
+    (`clientCapabilities.session`: `notices: {}`, `compaction: {}`; ACP 1.21)."""
+
+    notices: bool = False
+    compaction: bool = False
+
+    @classmethod
+    def of(cls, capabilities: Mapping[str, Any] | None) -> ClientUpdates:
+        session = (capabilities or {}).get("session")
+        opted = session if isinstance(session, dict) else {}
+        return cls(*(isinstance(opted.get(k), dict) for k in ("notices", "compaction")))
+
+
+NoticeSeverity = Literal["info", "warning", "error"]
+
+
+class NoticeUpdate(BaseModel):
+    """`notice`: information for the user, not part of the answer (ACP 1.21, opt-in)."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    session_update: Literal["notice"] = Field(default="notice", alias="sessionUpdate")
+    severity: NoticeSeverity
+    title: str = Field(min_length=1)
+    description: str | None = None
+
+
+class CompactionUpdate(BaseModel):
+    """`compaction_update`: a finished compaction and its summary (ACP 1.21, opt-in)."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    session_update: Literal["compaction_update"] = Field(
+        default="compaction_update", alias="sessionUpdate"
+    )
+    compaction_id: str = Field(alias="compactionId")
+    status: Literal["completed"] = "completed"
+    summary: list[schema.TextContentBlock]
+
+
+def compaction_updates(compaction_id: str, summary: str, client: ClientUpdates) -> list[Update]:
+    """A compression, live or replayed: a completed `compaction_update` with its summary
+    for a client that opted in; nothing for another (its notice says it in text)."""
+    update = CompactionUpdate(compactionId=compaction_id, summary=[_text_block(summary)])
+    return [update] if client.compaction else []
 
 
 def mode_update(mode: str) -> schema.CurrentModeUpdate:
@@ -128,20 +184,29 @@ def _locations(locations: tuple[ToolLocation, ...]) -> list[schema.ToolCallLocat
 ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
 
 
+class NamedToolCall(schema.ToolCallStart):
+    """`tool_call` with the tool's programmatic `name` (ACP 1.21; the pinned schema
+    has no field for it)."""
+
+    name: str | None = None
+
+
 def tool_call_update(
     call_id: str,
     display: ToolDisplay,
     *,
+    name: str | None,
     status: ToolCallStatus,
     raw_input: Any = None,
     meta: dict[str, Any] | None = None,
-) -> schema.ToolCallStart:
+) -> NamedToolCall:
     """`tool_call`: a call as the editor first sees it, live (pending) or replayed
-    (its final status, the permission answer in `meta`)."""
-    return schema.ToolCallStart(
+    (its final status, the permission answer in `meta`); `name` is the tool's own name."""
+    return NamedToolCall(
         session_update="tool_call",
         field_meta=meta,
         tool_call_id=call_id,
+        name=name or None,
         title=display.title,
         kind=display.kind,
         status=status,
@@ -170,6 +235,28 @@ def notice_meta(level: str, text: str) -> dict[str, Any]:
     return {META_KEY: {"notice": {"level": level, "text": text}}}
 
 
+def agent_chunk(text: str, meta: dict[str, Any] | None = None) -> schema.AgentMessageChunk:
+    """`agent_message_chunk`: a piece of the agent's text."""
+    return schema.AgentMessageChunk(
+        session_update="agent_message_chunk", content=_text_block(text), field_meta=meta
+    )
+
+
+def notice_updates(severity: NoticeSeverity, text: str, client: ClientUpdates) -> list[Update]:
+    """A notice, live or replayed: a `notice` (its first line the title, the rest the
+    description) when the client opted in, else agent text (an info as its own
+    paragraph, a warning or error in bold) marked with `notice_meta`."""
+    if not text.strip():
+        return []
+    if client.notices:
+        title, _, rest = text.strip().partition("\n")
+        return [
+            NoticeUpdate(severity=severity, title=title.strip(), description=rest.strip() or None)
+        ]
+    shown = notice_text(text) if severity == "info" else f"\n\n**{text}**\n"
+    return [agent_chunk(shown, notice_meta(severity, text))]
+
+
 def replayed_permission_meta(permission: dict[str, Any]) -> dict[str, Any]:
     """`_meta` of a replayed `tool_call` whose permission request was answered:
     {title, options: [{optionId, name, kind}], answer: optionId or None (cancelled)}."""
@@ -177,13 +264,18 @@ def replayed_permission_meta(permission: dict[str, Any]) -> dict[str, Any]:
 
 
 class UpdateMapper:
-    """Maps one session's events. `config_options` gives the full current option list."""
+    """Maps one session's events. `config_options` gives the full current option list;
+    `client` says which optional updates the client takes."""
 
     def __init__(
-        self, config_options: Callable[[], list[Any]], current_mode: Callable[[], str]
+        self,
+        config_options: Callable[[], list[Any]],
+        current_mode: Callable[[], str],
+        client: ClientUpdates | None = None,
     ) -> None:
         self._config_options = config_options
         self._current_mode = current_mode
+        self._client = client or ClientUpdates()
 
     def map(self, event: AgentEvent) -> list[Update]:  # noqa: C901 - one branch per event kind
         if isinstance(event, MessageEvent):
@@ -212,26 +304,20 @@ class UpdateMapper:
                 schema.UsageUpdate(session_update="usage_update", used=used, size=max(size, used))
             ]
         if isinstance(event, ErrorEvent):
-            if event.fatal:
-                return []
-            return [
-                self._chunk(f"\n\n**{event.message}**\n", notice_meta("warning", event.message))
-            ]
+            return [] if event.fatal else self.notice("warning", event.message)
         if isinstance(event, PlanEvent):
             return [plan_update(event.entries)]
         if isinstance(event, NoticeEvent):
-            if not event.text:
-                return []
-            return [self._chunk(notice_text(event.text), notice_meta("info", event.text))]
+            return self.notice("info", event.text)
+        if isinstance(event, CompactionEvent):
+            return compaction_updates(event.compaction_id, event.summary, self._client)
         if isinstance(event, AgentStartEvent | AgentEndEvent | CommandsChangedEvent):
             return []  # commands: `AcpSession` sends the whole list
         assert_never(event)
 
-    @staticmethod
-    def _chunk(text: str, meta: dict[str, Any] | None = None) -> schema.AgentMessageChunk:
-        return schema.AgentMessageChunk(
-            session_update="agent_message_chunk", content=_text_block(text), field_meta=meta
-        )
+    def notice(self, severity: NoticeSeverity, text: str) -> list[Update]:
+        """A notice as the client takes it: a `notice`, or marked agent text."""
+        return notice_updates(severity, text, self._client)
 
     def _message(self, event: MessageEvent) -> list[Update]:
         if event.role != "agent":
@@ -239,7 +325,7 @@ class UpdateMapper:
         out: list[Update] = []
         for part in event.content:
             if isinstance(part, TextPart):
-                out.append(self._chunk(part.text))
+                out.append(agent_chunk(part.text))
             elif isinstance(part, ThoughtPart):
                 out.append(
                     schema.AgentThoughtChunk(
@@ -251,7 +337,9 @@ class UpdateMapper:
     @staticmethod
     def _tool_call(event: ToolRequestEvent) -> schema.ToolCallStart:
         display = event.display or ToolDisplay(title=event.name)
-        return tool_call_update(event.request_id, display, status="pending", raw_input=event.args)
+        return tool_call_update(
+            event.request_id, display, name=event.name, status="pending", raw_input=event.args
+        )
 
     @staticmethod
     def _tool_done(event: ToolResponseEvent) -> schema.ToolCallProgress:
@@ -289,6 +377,7 @@ def permission_params(session_id: str, request: PermissionRequest) -> dict[str, 
         "title": request.title,
         "kind": request.kind,
         "status": "pending",
+        **({"name": request.tool_name} if request.tool_name else {}),
     }
     if request.locations:
         tool_call["locations"] = [

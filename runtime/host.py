@@ -47,6 +47,8 @@ class PermissionRequest:
     locations: tuple[ToolLocation, ...] = ()
     raw_input: dict[str, object] | None = None
     content: tuple[DisplayContent, ...] = ()
+    tool_name: str | None = None
+    """The tool's own name (`write_file`); None for a question that is no tool's."""
 
 
 @dataclass(frozen=True)

@@ -273,6 +273,17 @@ class NoticeEvent(_EventBase):
     retry: bool = False
 
 
+class CompactionEvent(_EventBase):
+    """The older history was summarized (`/compress` or automatically): `summary` now
+    stands for it in the model's history; `compaction_id` is the recorded message's id."""
+
+    type: Literal["compaction"] = "compaction"
+    compaction_id: str
+    summary: str
+    tokens_before: int
+    tokens_after: int
+
+
 class CommandsChangedEvent(_EventBase):
     """The slash commands changed (MCP prompts arrived): the editor is told again."""
 
@@ -291,6 +302,7 @@ AgentEvent = Annotated[
     | ErrorEvent
     | PlanEvent
     | NoticeEvent
+    | CompactionEvent
     | CommandsChangedEvent,
     Field(discriminator="type"),
 ]

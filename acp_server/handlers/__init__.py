@@ -25,7 +25,7 @@ class Method(NamedTuple):
 
 
 METHODS: dict[str, Method] = {
-    "initialize": Method(schema.InitializeRequest, initialize.initialize),
+    "initialize": Method(initialize.InitializeParams, initialize.initialize),
     "authenticate": Method(schema.AuthenticateRequest, initialize.authenticate),
     "logout": Method(None, initialize.logout),
     "session/new": Method(schema.NewSessionRequest, sessions.new_session),

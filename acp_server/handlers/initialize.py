@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from acp import schema
+from pydantic import Field, model_validator
 
 from acp_server.capabilities import AUTH_METHODS, initialize_result
 from acp_server.errors import invalid_params
@@ -19,12 +20,46 @@ from runtime.session import AuthChoice
 if TYPE_CHECKING:
     from acp_server.state import ServerState
 
+NEWER_SESSION_CAPABILITIES = ("notices", "compaction")
+
 API_KEY_FIELDS = ("api-key", "apiKey", "GEMINI_API_KEY")
 """Where a client may pass its own key in `authenticate`'s `_meta`."""
 
 
-async def initialize(state: ServerState, params: schema.InitializeRequest) -> dict[str, Any]:
-    raw = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+class InitializeParams(schema.InitializeRequest):
+    """`initialize` params that keep the session capabilities newer than the pinned
+    schema (`session.notices`, `session.compaction`: ACP 1.21), which it would drop."""
+
+    session_extras: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    """Set from `clientCapabilities.session` only (a private attribute would not do:
+    the schema's `__getattr__` hides it)."""
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_session_extras(cls, data: Any, handler: Any) -> Any:
+        model = handler(data)
+        caps = data.get("clientCapabilities") if isinstance(data, dict) else None
+        session = caps.get("session") if isinstance(caps, dict) else None
+        model.session_extras = {}
+        if isinstance(session, dict):
+            model.session_extras = {
+                k: session[k]
+                for k in NEWER_SESSION_CAPABILITIES
+                if isinstance(session.get(k), dict)
+            }
+        return model
+
+    def raw(self) -> dict[str, Any]:
+        """The params as JSON, the newer session capabilities included."""
+        raw = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if self.session_extras:
+            caps = raw.setdefault("clientCapabilities", {})
+            caps["session"] = {**(caps.get("session") or {}), **self.session_extras}
+        return raw
+
+
+async def initialize(state: ServerState, params: InitializeParams) -> dict[str, Any]:
+    raw = params.raw()
     result = initialize_result(raw)
     state.mark_initialized(raw)
     return result

@@ -79,7 +79,11 @@ async def load_session(
     session, record = await _reopen(state, params)
     options = state.config_options.options(session.agent)
     for update in replay_updates(
-        record.messages, record.metadata, mode=session.agent.mode, config_options=options
+        record.messages,
+        record.metadata,
+        mode=session.agent.mode,
+        config_options=options,
+        client=session.client,
     ):
         session.send_update(update)
     session.announce_commands()

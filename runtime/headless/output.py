@@ -29,6 +29,7 @@ from runtime.protocol import (
     AgentEvent,
     AgentStartEvent,
     CommandsChangedEvent,
+    CompactionEvent,
     ErrorEvent,
     MessageEvent,
     NoticeEvent,
@@ -126,6 +127,7 @@ class RunOutput(abc.ABC):
                 | SessionUpdateEvent()
                 | PlanEvent()
                 | NoticeEvent()
+                | CompactionEvent()  # its notice says it
                 | CommandsChangedEvent()
             ):
                 pass

@@ -18,13 +18,14 @@ from runtime.errors import StreamActiveError
 from runtime.protocol import (
     AgentEvent,
     AgentSend,
+    CompactionEvent,
     MessageSend,
     SendResult,
     Subscriber,
     Unsubscribe,
     UpdateSend,
 )
-from runtime.services.record import is_typed_prompt
+from runtime.services.record import CompressionMessage, is_typed_prompt
 from runtime.services.recording import ChatRecordingService, Message
 from runtime.session.parts import SessionParts
 from runtime.session.paths import outputs_dir
@@ -222,16 +223,25 @@ class AgentSession:
         result = await service.compress(
             history, contents, self.model_state.default_model, self.last_prompt_tokens()
         )
-        recording.record_message(
-            {
-                "type": "compression",
-                "summary": result.summary,
-                "keptFrom": result.kept_from,
-                "tokensBefore": result.tokens_before,
-                "tokensAfter": result.tokens_after,
-            }
-        )
+        message: CompressionMessage = {
+            "type": "compression",
+            "summary": result.summary,
+            "keptFrom": result.kept_from,
+            "tokensBefore": result.tokens_before,
+            "tokensAfter": result.tokens_after,
+        }
+        recording.record_message(message)
         await self.restore(recording.messages)
+        self.protocol.emit_external(
+            lambda i, s: CompactionEvent(
+                id=i,
+                stream_id=s,
+                compaction_id=message["id"],
+                summary=result.summary,
+                tokens_before=result.tokens_before,
+                tokens_after=result.tokens_after,
+            )
+        )
         return result
 
     async def maybe_compress(self) -> None:

@@ -317,6 +317,15 @@ def check_jsonrpc(message: Any) -> str | None:
     return None if id_ok else f"bad response id {msg_id!r}"
 
 
+_OPT_IN_UPDATES = {
+    "notice": "notices",
+    "compaction_update": "compaction",
+    "compaction_summary_chunk": "compaction",
+}
+"""Session updates newer than the pinned acp.schema (ACP 1.21) and the
+`clientCapabilities.session` entry a client opts in to them with."""
+
+
 def _validation_problem(model: Any, value: Any, what: str) -> str | None:
     try:
         pydantic.TypeAdapter(model).validate_python(value)
@@ -1211,7 +1220,14 @@ class AcpTestClient(JsonRPCClient):
             self.feature(method)(self._guarded(method, model, serve))
 
     def _on_session_update(self, params: JsonObject) -> None:
-        if problem := _validation_problem(
+        update = params.get("update")
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        if kind in _OPT_IN_UPDATES:  # newer than acp.schema: the official schema checks them
+            session_caps = (self.advertised or {}).get("session") or {}
+            if not isinstance(session_caps.get(_OPT_IN_UPDATES[kind]), dict):
+                self._violation(f"{kind} sent, but session.{_OPT_IN_UPDATES[kind]} not advertised")
+                return
+        elif problem := _validation_problem(
             schema.SessionNotification, params, "session/update params"
         ):
             self._violation(problem)

@@ -9,15 +9,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.acp_client import JsonObject
+from tests.e2e.test_sessions import another_process
 from tests.e2e.tools_harness import EDITOR, MakeAgent, start_agent
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
 pytestmark = pytest.mark.e2e
 
 
-async def test_a_hook_system_message_reaches_the_editor(
-    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
-) -> None:
+NOTICES: JsonObject = {**EDITOR, "session": {"notices": {}}}
+"""An editor that opted in to `notice` updates (ACP 1.21)."""
+
+
+def read_with_a_hook_notice(tmp_path: Path, fake_gemini: FakeGeminiServer) -> dict[str, str]:
+    """A BeforeTool hook on read_file whose `systemMessage` is a notice; the model reads
+    a.txt, then answers "read". The workspace's files."""
     hook = tmp_path / "hook.py"
     hook.write_text(
         "import json, sys\n"
@@ -34,13 +40,17 @@ async def test_a_hook_system_message_reaches_the_editor(
             ]
         }
     }
-    settings_file = tmp_path / "ws" / ".gemini" / "settings.json"
-    settings_file.parent.mkdir(parents=True)
-    settings_file.write_text(json.dumps(settings))
     fake_gemini.add(
         function_call_response("read_file", {"file_path": "a.txt"}), text_response("read")
     )
-    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR, files={"a.txt": "x\n"})
+    return {"a.txt": "x\n", ".gemini/settings.json": json.dumps(settings)}
+
+
+async def test_a_hook_system_message_reaches_the_editor(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    files = read_with_a_hook_notice(tmp_path, fake_gemini)
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR, files=files)
 
     assert await agent.prompt("read a.txt") == {"stopReason": "end_turn"}
 
@@ -53,6 +63,38 @@ async def test_a_hook_system_message_reaches_the_editor(
         if u["sessionUpdate"] == "agent_message_chunk" and "_meta" in u
     ]
     assert marked == [{"level": "info", "text": "Reads are logged by your team policy."}]
+    assert agent.updates("notice") == []  # the client did not opt in
+    # ACP 1.21: every tool call carries the tool's own name, live and replayed
+    assert [u["name"] for u in agent.updates("tool_call")] == ["read_file"]
+    other = await another_process(make_agent, agent)
+    await other.load_session(agent.session_id, agent.workspace)
+    replayed = other.updates(agent.session_id)
+    assert [u["name"] for u in replayed if u["sessionUpdate"] == "tool_call"] == ["read_file"]
+    assert [u for u in replayed if u["sessionUpdate"] == "notice"] == []
+
+
+async def test_a_client_that_opted_in_gets_notices_as_notice_updates(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """`clientCapabilities.session.notices`: the hook's message is a `notice`, not agent
+    text, live and when the session is loaded again by a client that opted in too."""
+    files = read_with_a_hook_notice(tmp_path, fake_gemini)
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, NOTICES, files=files)
+
+    assert await agent.prompt("read a.txt") == {"stopReason": "end_turn"}
+
+    notice = {
+        "sessionUpdate": "notice",
+        "severity": "info",
+        "title": "Reads are logged by your team policy.",
+    }
+    assert agent.updates("notice") == [notice]
+    assert agent.text() == "read"
+    other = await another_process(make_agent, agent, caps=NOTICES)
+    await other.load_session(agent.session_id, agent.workspace)
+    replayed = other.updates(agent.session_id)
+    assert [u for u in replayed if u["sessionUpdate"] == "notice"] == [notice]
+    assert "team policy" not in other.text_of(agent.session_id)
 
 
 async def test_wrongly_typed_settings_and_a_broken_policy_file_are_told_once(

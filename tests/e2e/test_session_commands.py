@@ -126,12 +126,14 @@ async def test_compression_automatic_at_the_threshold_manual_and_a_failed_one(
     assert history[2:] == [("user", two), ("model", answer_two), ("user", "three")]
     notice = agent.text()
     assert "Compressed the conversation: about 600,000 →" in notice
+    assert agent.updates("compaction_update") == []  # the client did not opt in
 
     # the record keeps everything: a reload replays all, the model history stays compressed
     other = await another_process(make_agent, agent)
     await other.load_session(agent.session_id, agent.workspace)
     users = [u["content"]["text"] for u in other.updates(agent.session_id, "user_message_chunk")]
     assert users == [one, two, "three"]
+    assert other.updates(agent.session_id, "compaction_update") == []
     fake_gemini.add(text_response("four done"))
     await other.prompt(agent.session_id, "four")
     assert contents_text(fake_gemini.generate_requests[-1])[0][1].startswith("<state_snapshot>")
@@ -144,6 +146,31 @@ async def test_compression_automatic_at_the_threshold_manual_and_a_failed_one(
     fake_gemini.add(text_response("five done"))
     await agent.prompt("five")
     assert contents_text(fake_gemini.generate_requests[-1])[-1] == ("user", "five")
+
+
+async def test_a_client_that_opted_in_gets_compactions_with_their_summary(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """`clientCapabilities.session.compaction` (ACP 1.21): `/compress` is also a
+    completed `compaction_update` carrying the summary, live and on a reload."""
+    caps = {**EDITOR, "session": {"compaction": {}}}
+    fake_gemini.add(
+        text_response(words("answer-one")),
+        text_response(words("answer-two")),
+        text_response("<state_snapshot>counted to two</state_snapshot>"),
+    )
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, caps)
+    await agent.prompt(words("one"))
+    await agent.prompt(words("two"))
+    assert await agent.prompt("/compress") == {"stopReason": "end_turn"}
+    assert "Compressed the conversation" in agent.text()  # the command's answer stays
+    [compaction] = agent.updates("compaction_update")
+    assert compaction["status"] == "completed"
+    summary = [{"type": "text", "text": "<state_snapshot>counted to two</state_snapshot>"}]
+    assert compaction["summary"] == summary
+    other = await another_process(make_agent, agent, caps=caps)
+    await other.load_session(agent.session_id, agent.workspace)
+    assert other.updates(agent.session_id, "compaction_update") == [compaction]
 
 
 async def test_a_prompt_sent_during_a_turn_steers_it_and_is_never_lost(

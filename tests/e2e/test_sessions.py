@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.acp_client import AGENT_COMMAND, CLEARED_ENV, AcpError, AcpTestClient
+from tests.e2e.acp_client import AGENT_COMMAND, CLEARED_ENV, AcpError, AcpTestClient, JsonObject
 from tests.e2e.tools_harness import EDITOR, Agent, MakeAgent, start_agent
 from tests.fakes.gemini_server import (
     FakeGeminiServer,
@@ -34,10 +34,12 @@ def env_of(agent: Agent) -> dict[str, str | None]:
     return env
 
 
-async def another_process(make_agent: MakeAgent, agent: Agent, *args: str) -> AcpTestClient:
+async def another_process(
+    make_agent: MakeAgent, agent: Agent, *args: str, caps: JsonObject = EDITOR
+) -> AcpTestClient:
     """A second agent process on the same HOME (the editor reopened), initialized."""
     client = await make_agent([*AGENT_COMMAND, *args], env_of(agent), cwd=agent.workspace)
-    init = await client.initialize(EDITOR)
+    init = await client.initialize(caps)
     assert init["agentCapabilities"]["loadSession"] is True
     return client
 

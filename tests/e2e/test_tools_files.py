@@ -103,6 +103,7 @@ async def test_write_is_asked_with_a_diff_then_written(
     request = await agent.client.next_permission_request()
     tool_call = request.tool_call
     assert tool_call["kind"] == "edit"
+    assert tool_call["name"] == "write_file"  # ACP 1.21
     assert tool_call["title"] == "Write a.txt"
     assert tool_call["locations"] == [{"path": str(target)}]
     assert tool_call["rawInput"] == args

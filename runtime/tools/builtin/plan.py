@@ -112,6 +112,7 @@ class ExitPlanModeTool(GcliTool):
             locations=(ToolLocation(path=str(path)),),
             raw_input={"plan_path": str(path)},
             content=(DisplayText(text=text),),
+            tool_name=EXIT_PLAN_MODE,
         )
         outcome = await env.host.request_permission(request)
         choice = outcome.option_id

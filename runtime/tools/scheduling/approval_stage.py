@@ -95,6 +95,7 @@ class ApprovalStage:
                 await self._report.denied(call, verdict)
         request = build_permission_request(
             call_id=call.call_id,
+            tool_name=call.name,
             args=call.args,
             display=call.display,
             preview=preview,

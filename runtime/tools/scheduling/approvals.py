@@ -72,6 +72,7 @@ class ApprovalCancelled(RuntimeAgentError):
 def build_permission_request(
     *,
     call_id: str,
+    tool_name: str,
     args: dict[str, Any],
     display: ToolDisplay,
     preview: tuple[DisplayContent, ...],
@@ -90,6 +91,7 @@ def build_permission_request(
         locations=display.locations,
         raw_input=dict(args),
         content=preview or display.content,
+        tool_name=tool_name,
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_server.replay import message_updates, replay_updates
-from acp_server.updates import notice_meta
+from acp_server.updates import ClientUpdates, notice_meta
 from runtime.services.record import (
     CompressionMessage,
     GeminiMessage,
@@ -16,11 +16,11 @@ from runtime.services.record import (
 )
 
 
-def wire(messages: list[Message]) -> list[dict[str, Any]]:
+def wire(messages: list[Message], client: ClientUpdates | None = None) -> list[dict[str, Any]]:
     return [
         u.model_dump(mode="json", by_alias=True, exclude_none=True)
         for m in messages
-        for u in message_updates(m)
+        for u in message_updates(m, client)
     ]
 
 
@@ -93,6 +93,7 @@ def test_an_answer_shows_thoughts_text_and_each_tool_call_with_its_final_state()
         "sessionUpdate": "tool_call",
         "_meta": {"adkAcp": {"permission": {"title": "Edit?", "options": [], "answer": "allow"}}},
         "toolCallId": "c1",
+        "name": "replace",
         "title": "Edit a.py",
         "kind": "edit",
         "status": "completed",
@@ -103,6 +104,7 @@ def test_an_answer_shows_thoughts_text_and_each_tool_call_with_its_final_state()
     assert updates[3] == {
         "sessionUpdate": "tool_call",
         "toolCallId": "c2",
+        "name": "run_shell_command",
         "title": "run_shell_command",
         "kind": "other",
         "status": "failed",
@@ -120,9 +122,37 @@ def test_notices_warnings_and_errors_are_marked_agent_text() -> None:
     assert updates[1]["_meta"] == notice_meta("warning", "Loop detected.")
 
 
-def test_a_compression_shows_nothing() -> None:
-    compressed: CompressionMessage = {"type": "compression", "summary": "s", "keptFrom": None}
+def test_a_client_that_takes_notices_gets_them_again_as_notices() -> None:
+    info: NoticeMessage = {"type": "info", "content": "Switched.\nFor this request."}
+    error: NoticeMessage = {"type": "error", "content": "Quota."}
+    assert wire([info, error], ClientUpdates(notices=True)) == [
+        {
+            "sessionUpdate": "notice",
+            "severity": "info",
+            "title": "Switched.",
+            "description": "For this request.",
+        },
+        {"sessionUpdate": "notice", "severity": "error", "title": "Quota."},
+    ]
+
+
+def test_a_compression_shows_nothing_but_to_a_client_that_takes_compactions() -> None:
+    compressed: CompressionMessage = {
+        "id": "m7",
+        "type": "compression",
+        "summary": "s",
+        "keptFrom": None,
+    }
     assert wire([compressed]) == []
+    assert wire([compressed], ClientUpdates(notices=True)) == []
+    assert wire([compressed], ClientUpdates(compaction=True)) == [
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "m7",
+            "status": "completed",
+            "summary": [{"type": "text", "text": "s"}],
+        }
+    ]
 
 
 def test_after_the_messages_come_the_plan_title_mode_and_options() -> None:

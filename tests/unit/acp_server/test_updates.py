@@ -7,6 +7,7 @@ from typing import Any
 from acp import schema
 
 from acp_server.updates import (
+    ClientUpdates,
     UpdateMapper,
     notice_meta,
     plan_update,
@@ -17,6 +18,7 @@ from runtime.protocol import (
     AgentEndEvent,
     AgentStartEvent,
     CommandsChangedEvent,
+    CompactionEvent,
     DisplayDiff,
     DisplayTerminal,
     DisplayText,
@@ -132,6 +134,7 @@ def test_a_tool_request_is_a_pending_tool_call_with_its_display() -> None:
     assert wire(update) == {
         "sessionUpdate": "tool_call",
         "toolCallId": "c1",
+        "name": "replace",
         "title": "Edit a.py",
         "kind": "edit",
         "status": "pending",
@@ -143,6 +146,7 @@ def test_a_tool_request_is_a_pending_tool_call_with_its_display() -> None:
     assert wire(mapper().map(bare)[0]) == {
         "sessionUpdate": "tool_call",
         "toolCallId": "c2",
+        "name": "glob",
         "title": "glob",
         "kind": "other",
         "status": "pending",
@@ -206,6 +210,7 @@ def test_the_shared_builders_carry_a_final_status_and_meta() -> None:
     update = tool_call_update(
         "c9",
         ToolDisplay(title="Read", kind="read"),
+        name="read_file",
         status="completed",
         raw_input={"p": 1},
         meta={"adkAcp": {"permission": {"answer": None}}},
@@ -214,12 +219,53 @@ def test_the_shared_builders_carry_a_final_status_and_meta() -> None:
         "sessionUpdate": "tool_call",
         "_meta": {"adkAcp": {"permission": {"answer": None}}},
         "toolCallId": "c9",
+        "name": "read_file",
         "title": "Read",
         "kind": "read",
         "status": "completed",
         "rawInput": {"p": 1},
     }
     assert wire(plan_update(())) == {"sessionUpdate": "plan", "entries": []}
+
+
+def test_a_client_that_takes_notices_gets_notice_updates() -> None:
+    taker = UpdateMapper(lambda: OPTIONS, lambda: "default", ClientUpdates(notices=True))
+    [info] = taker.map(NoticeEvent(**BASE, text="\nSwitched to flash.\nThe quota ran out.\n"))
+    assert wire(info) == {
+        "sessionUpdate": "notice",
+        "severity": "info",
+        "title": "Switched to flash.",
+        "description": "The quota ran out.",
+    }
+    [warning] = taker.map(ErrorEvent(**BASE, status="INTERNAL", message="Loop", fatal=False))
+    assert wire(warning) == {"sessionUpdate": "notice", "severity": "warning", "title": "Loop"}
+    assert taker.map(NoticeEvent(**BASE, text=" \n")) == []
+    assert taker.map(ErrorEvent(**BASE, status="INTERNAL", message="boom", fatal=True)) == []
+
+
+def test_a_compaction_is_an_update_only_for_a_client_that_takes_them() -> None:
+    event = CompactionEvent(
+        **BASE, compaction_id="m1", summary="<snapshot/>", tokens_before=9, tokens_after=2
+    )
+    assert mapper().map(event) == []
+    taker = UpdateMapper(lambda: OPTIONS, lambda: "default", ClientUpdates(compaction=True))
+    assert [wire(u) for u in taker.map(event)] == [
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "m1",
+            "status": "completed",
+            "summary": [{"type": "text", "text": "<snapshot/>"}],
+        }
+    ]
+
+
+def test_a_client_opts_in_with_an_object_under_session() -> None:
+    assert ClientUpdates.of(None) == ClientUpdates()
+    assert ClientUpdates.of({"session": {"notices": None, "compaction": True}}) == ClientUpdates()
+    assert ClientUpdates.of({"session": "x"}) == ClientUpdates()
+    assert ClientUpdates.of({"session": {"notices": {}, "compaction": {}}}) == ClientUpdates(
+        notices=True, compaction=True
+    )
 
 
 def test_stop_reasons() -> None:
@@ -229,3 +275,31 @@ def test_stop_reasons() -> None:
     assert stop_reason("max_budget") == "max_tokens"
     assert stop_reason("refusal") == "refusal"
     assert stop_reason("max_time") == "end_turn"
+
+
+def test_initialize_keeps_the_session_capabilities_newer_than_the_pinned_schema() -> None:
+    from acp_server.handlers.initialize import InitializeParams
+
+    params = InitializeParams.model_validate(
+        {
+            "protocolVersion": 1,
+            "clientCapabilities": {"session": {"notices": {}, "compaction": "junk"}},
+        }
+    )
+    caps = params.raw()["clientCapabilities"]
+    assert caps["session"] == {"notices": {}}
+    assert ClientUpdates.of(caps) == ClientUpdates(notices=True)
+    bare = InitializeParams.model_validate({"protocolVersion": 1})
+    assert ClientUpdates.of(bare.raw().get("clientCapabilities")) == ClientUpdates()
+
+
+def test_a_permission_request_names_its_tool_when_it_is_a_tools() -> None:
+    from acp_server.updates import permission_params
+    from runtime.host import PermissionRequest
+
+    named = PermissionRequest(
+        tool_call_id="t1", title="Write a.txt", kind="edit", options=(), tool_name="write_file"
+    )
+    assert permission_params("s1", named)["toolCall"]["name"] == "write_file"
+    fallback = PermissionRequest(tool_call_id="t2", title="Switch?", kind="other", options=())
+    assert "name" not in permission_params("s1", fallback)["toolCall"]
