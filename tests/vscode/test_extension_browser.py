@@ -413,3 +413,4 @@ def test_no_agent_in_an_untrusted_workspace(tmp_path: Path) -> None:
     assert "Manage Workspace Trust" in report["untrustedActions"], report
     assert report["agentsWhileUntrusted"] == 0, report
     assert report["agentsAfterTrust"] == 1, report
+    assert report.get("trustedNotice") is True, report

@@ -115,8 +115,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerCommands(commands, pieces);
   context.subscriptions.push(
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
-      surface.notice("The workspace is trusted now: starting the agent.");
-      void sessions.newChat();
+      void sessions.newChat("The workspace is trusted now: starting the agent.");
     }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration("adkAcp")) return;

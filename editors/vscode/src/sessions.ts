@@ -132,11 +132,13 @@ export class SessionControl {
     }
   }
 
-  async newChat(): Promise<void> {
+  /** A fresh chat; `notice` (why it started) is the first line of the new transcript. */
+  async newChat(notice?: string): Promise<void> {
     if (this.turn) await this.cancel();
     const previous = this.sessionId;
     this.sessionId = null;
     this.surface.post(this.surface.model.reset());
+    if (notice) this.surface.notice(notice);
     this.surface.setStatus("idle");
     const agent = this.supervisor.current;
     if (previous && agent?.initialize?.agentCapabilities?.sessionCapabilities?.close) {

@@ -218,8 +218,9 @@ test("New Chat closes the old session when the agent can, and config options go 
   );
   const r = rig(agent);
   await r.sessions.ensureSession();
-  await r.sessions.newChat();
+  await r.sessions.newChat("The workspace is trusted now: starting the agent.");
   assert.deepEqual(agent.methods(), ["session/new", "session/close", "session/new"]);
+  assert.deepEqual(notices(r.fake.surface), ["The workspace is trusted now: starting the agent."]);
   assert.equal(r.sessions.session, "s2");
   await r.sessions.setConfig("model", "m2");
   assert.deepEqual(agent.requests.at(-1)!.params, { sessionId: "s2", configId: "model", value: "m2" });

@@ -420,7 +420,9 @@ async function untrustedScenario() {
     const trust = page.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust( Folder)?$/ }).first();
     await trust.waitFor({ timeout: 30000 });
     await trust.click();
-    // The grant starts a new chat: its session's model picker appears.
+    // The grant starts a new chat, which says why; its session's model picker appears.
+    await chat.locator(".notice", { hasText: "trusted now" }).first().waitFor({ timeout: 60000 });
+    report.trustedNotice = true;
     await chat.locator('select[data-category="model"]').waitFor({ timeout: 60000 });
     report.agentsAfterTrust = (await agentPids()).length;
     await shot("trusted");
