@@ -169,11 +169,9 @@ async function mainScenario() {
     report.focusKeybinding = true;
   });
 
-  await step("Add to Chat from the explorer's context menu, and by dropping a file", async () => {
-    await showExplorer();
-    const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "a.txt" }).first();
-    await row.waitFor({ timeout: 15000 });
-    await row.click({ button: "right" });
+  /** Right-click `target`, choose "Add to Chat": the chip of a.txt in the chat's mentions. */
+  async function addToChatFromMenu(target) {
+    await target.click({ button: "right" });
     const item = page.locator(".monaco-menu .action-menu-item", { hasText: /^Add to Chat$/ }).first();
     await item.waitFor({ timeout: 15000 });
     await item.hover();
@@ -184,6 +182,14 @@ async function mainScenario() {
       await page.keyboard.press("Enter");
     }
     await chip.waitFor({ timeout: 30000 });
+    return chip;
+  }
+
+  await step("Add to Chat from the explorer's context menu, and by dropping a file", async () => {
+    await showExplorer();
+    const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "a.txt" }).first();
+    await row.waitFor({ timeout: 15000 });
+    const chip = await addToChatFromMenu(row);
     report.mentionFromExplorer = true;
     await chat.locator("#mentions .chip button").first().click();
     // VS Code hands a drop to a webview as a DOM drop event with the URIs (Shift held):
@@ -255,17 +261,7 @@ async function mainScenario() {
 
   await step("Add to Chat from the editor's context menu", async () => {
     const editor = page.locator(".editor-instance .monaco-editor .view-lines", { hasText: "beta" }).first();
-    await editor.click({ button: "right" });
-    const item = page.locator(".monaco-menu .action-menu-item", { hasText: /^Add to Chat$/ }).first();
-    await item.waitFor({ timeout: 15000 });
-    await item.hover();
-    await item.click();
-    const chip = chat.locator("#mentions .chip", { hasText: "a.txt" });
-    // A menu that opened while the machine was busy may take the click as a hover only.
-    if (!(await chip.waitFor({ timeout: 10000 }).then(() => true, () => false)) && (await item.isVisible())) {
-      await page.keyboard.press("Enter");
-    }
-    await chip.waitFor({ timeout: 30000 });
+    const chip = await addToChatFromMenu(editor);
     report.mentionFromEditorMenu = await chip.innerText();
     await chat.locator("#mentions .chip button").first().click();
     await chip.waitFor({ state: "detached", timeout: 15000 });
