@@ -28,7 +28,7 @@ from runtime.host import (
 from runtime.protocol import DisplayText
 
 if TYPE_CHECKING:
-    from acp_server.transport import JsonRpcConnection
+    from acp_server.transport import ClientLink
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class Asker(Protocol):
     """What the choice is asked through: one session's `AcpHost`."""
 
     session_id: str
-    conn: JsonRpcConnection
+    conn: ClientLink
     capabilities: HostCapabilities
 
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome: ...

@@ -34,7 +34,7 @@ from runtime.host import (
 )
 
 if TYPE_CHECKING:
-    from acp_server.transport import JsonRpcConnection
+    from acp_server.transport import ClientLink
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class AcpHost(Host):
     """Host for one session, speaking to the editor through the connection `conn`."""
 
     def __init__(
-        self, conn: JsonRpcConnection, session_id: str, client_caps: dict[str, Any] | None
+        self, conn: ClientLink, session_id: str, client_caps: dict[str, Any] | None
     ) -> None:
         self.conn = conn
         self.session_id = session_id

@@ -38,7 +38,7 @@ from runtime.protocol import (
 )
 
 if TYPE_CHECKING:
-    from acp_server.transport import JsonRpcConnection
+    from acp_server.transport import ClientLink
     from runtime.session import AgentSession
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class AcpSession:
 
     def __init__(
         self,
-        conn: JsonRpcConnection,
+        conn: ClientLink,
         agent: AgentSession,
         config_options: Any,
         client: ClientUpdates | None = None,

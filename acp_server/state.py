@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +50,8 @@ class ServerState:
         self.options = options
         self.client_capabilities: dict[str, Any] | None = None
         self.auth = AuthChoice()
-        self.sessions: dict[str, AcpSession] = {}
+        self.sessions: MutableMapping[str, AcpSession] = {}
+        """A plain dict on stdio; the hub's sessions a client may see under `serve`."""
         self.failed_sessions: dict[str, str] = {}
         """Sessions answered early whose engine could not be built: why, for later requests."""
         self.config_options = ConfigOptions()

@@ -24,7 +24,7 @@ import json
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from lsprotocol.converters import get_converter
 from pydantic import BaseModel, ValidationError
@@ -49,6 +49,15 @@ ACP_CANCEL_REQUEST = "$/cancel_request"
 LSP_CANCEL_REQUEST = "$/cancelRequest"
 
 P = TypeVar("P", bound=BaseModel)
+
+
+class ClientLink(Protocol):
+    """What a session and its host speak to the client through: a `JsonRpcConnection`
+    on stdio, a `remote.channel.SessionChannel` (every attached client) under `serve`."""
+
+    def notify(self, method: str, params: Any) -> None: ...
+
+    async def request(self, method: str, params: Any) -> Any: ...
 
 
 class AcpRpcProtocol(JsonRPCProtocol):
@@ -311,9 +320,10 @@ class JsonRpcConnection:
     def notify(self, method: str, params: Any) -> None:
         self.protocol.notify(method, dump(params))
 
-    async def request(self, method: str, params: Any) -> Any:
-        """Send a request to the client and wait for its result (raises JsonRpcException)."""
-        return await self.protocol.send_request_async(method, dump(params))
+    async def request(self, method: str, params: Any, msg_id: str | None = None) -> Any:
+        """Send a request to the client and wait for its result (raises JsonRpcException).
+        `msg_id` names the request, for a later `$/cancel_request`."""
+        return await self.protocol.send_request_async(method, dump(params), msg_id=msg_id)
 
 
 def _cut(text: str, limit: int = 200) -> str:

@@ -1,0 +1,148 @@
+"""`adk-acp serve` (issue 24): ACP over WebSocket and Streamable HTTP from a real
+process on loopback, sessions that outlive connections, two clients on one session."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.remote_client import RemoteAcp, Served, remote, start_serve
+from tests.fakes.gemini_server import (
+    FakeGeminiServer,
+    HangPoint,
+    function_call_response,
+    text_response,
+)
+
+
+@pytest.fixture
+async def served(tmp_path: Path, fake_gemini: FakeGeminiServer) -> AsyncIterator[Served]:
+    server = await start_serve(
+        tmp_path / "home", fake_gemini.base_url, "--permission-timeout", "60"
+    )
+    yield server
+    assert await server.stop() == 0, server.log()
+
+
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    return ws.resolve()
+
+
+@pytest.mark.parametrize("kind", ["ws", "http"])
+async def test_a_prompt_over_each_transport(
+    kind: str, served: Served, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    fake_gemini.add(text_response(["Hello ", "from afar"]))
+    async with remote(kind, served) as client:
+        session_id = await client.new_session(workspace(tmp_path))
+        answer = await client.request("session/prompt", client.prompt_params(session_id, "hi"))
+        assert answer == {"stopReason": "end_turn"}
+        assert client.text_of(session_id) == "Hello from afar"
+
+
+async def _ask_for_a_write(fake_gemini: FakeGeminiServer, ws: Path) -> None:
+    fake_gemini.add(
+        function_call_response("write_file", {"file_path": str(ws / "a.txt"), "content": "one\n"}),
+        text_response("Written."),
+    )
+
+
+async def test_two_clients_see_every_update_and_the_first_answer_wins(
+    served: Served, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    ws = workspace(tmp_path)
+    await _ask_for_a_write(fake_gemini, ws)
+    async with remote("ws", served) as first, remote("http", served) as second:
+        session_id = await first.new_session(ws)
+        await second.request(
+            "session/load", {"sessionId": session_id, "cwd": str(ws), "mcpServers": []}
+        )
+        turn = first.start("session/prompt", first.prompt_params(session_id, "write it"))
+        asked_first = await asyncio.wait_for(first.asked.get(), 60)
+        asked_second = await asyncio.wait_for(second.asked.get(), 60)
+        assert asked_first["params"]["toolCall"] == asked_second["params"]["toolCall"]
+        await second.answer(asked_second, _allow(asked_second))
+        assert await asyncio.wait_for(turn, 60) == {"stopReason": "end_turn"}
+        await first.wait_until(lambda: asked_first["id"] in first.cancelled)
+        assert (ws / "a.txt").read_text() == "one\n"
+        await second.wait_until(lambda: second.text_of(session_id) == "Written.")
+        assert first.text_of(session_id) == "Written."
+        for client in (first, second):
+            kinds = [u["sessionUpdate"] for u in client.updates(session_id)]
+            assert "tool_call" in kinds and "tool_call_update" in kinds
+
+
+async def test_a_dropped_client_leaves_the_turn_running_and_a_new_one_resumes_it(
+    served: Served, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    ws = workspace(tmp_path)
+    hang = HangPoint()
+    fake_gemini.add(
+        function_call_response(
+            "write_file", {"file_path": str(ws / "b.txt"), "content": "two\n"}, text="Writing "
+        ).hang_after(0, hang),
+        text_response("Done after the reconnect."),
+    )
+    first = await RemoteAcp.websocket(served.ws_url)
+    await first.initialize()
+    session_id = await first.new_session(ws)
+    first.start("session/prompt", first.prompt_params(session_id, "write b"))
+    await hang.wait_reached_async()
+    cursor = first.last_cursor()
+    await first.close()  # gone mid-turn, before the model's answer
+    hang.release()
+    async with remote("http", served) as second:
+        await second.request(
+            "session/resume",
+            {
+                "sessionId": session_id,
+                "cwd": str(ws),
+                "mcpServers": [],
+                "_meta": {"adkAcp": {"replayFrom": cursor}},
+            },
+        )
+        asked = await asyncio.wait_for(second.asked.get(), 60)
+        assert asked["params"]["sessionId"] == session_id
+        assert "Writing " in second.text_of(session_id)  # missed while no client was there
+        assert second.updates(session_id, "tool_call")
+        await second.answer(asked, _allow(asked))
+        await second.wait_until(lambda: "Done after the reconnect." in second.text_of(session_id))
+    assert (ws / "b.txt").read_text() == "two\n"
+
+
+async def test_a_question_without_any_client_fails_after_the_permission_timeout(
+    tmp_path: Path, fake_gemini: FakeGeminiServer
+) -> None:
+    ws = workspace(tmp_path)
+    server = await start_serve(tmp_path / "home", fake_gemini.base_url, "--permission-timeout", "1")
+    try:
+        await _ask_for_a_write(fake_gemini, ws)
+        client = await RemoteAcp.websocket(server.ws_url)
+        await client.initialize()
+        session_id = await client.new_session(ws)
+        client.start("session/prompt", client.prompt_params(session_id, "write it"))
+        await asyncio.wait_for(client.asked.get(), 60)
+        await client.close()
+        async with remote("ws", server) as later:
+            await fake_gemini.wait_for_requests(2) if hasattr(
+                fake_gemini, "wait_for_requests"
+            ) else None
+            await later.request(
+                "session/load", {"sessionId": session_id, "cwd": str(ws), "mcpServers": []}
+            )
+            updates = later.updates(session_id, "tool_call_update")
+            assert any(u.get("status") == "failed" for u in updates), updates
+        assert not (ws / "a.txt").exists()
+    finally:
+        assert await server.stop() == 0
+
+
+def _allow(asked: dict[str, object]) -> dict[str, object]:
+    options = asked["params"]["options"]  # type: ignore[index]
+    option = next(o for o in options if o["kind"] == "allow_once")
+    return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
