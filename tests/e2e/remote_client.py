@@ -263,7 +263,10 @@ class RemoteAcp:
         return answer["result"]
 
     def start(self, method: str, params: Any) -> asyncio.Task[Any]:
-        return asyncio.ensure_future(self.request(method, params))
+        """A request in the background (its failure when the connection goes is expected)."""
+        task = asyncio.ensure_future(self.request(method, params))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return task
 
     async def answer(self, asked: JsonObject, result: JsonObject) -> None:
         message = {"jsonrpc": "2.0", "id": asked["id"], "result": result}
