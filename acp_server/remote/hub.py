@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from functools import partial
 from typing import Any
 
-from acp_server.errors import invalid_params
+from acp_server.errors import invalid_params, session_not_found
 from acp_server.handlers import METHODS, NOTIFICATIONS
 from acp_server.host import AcpHost
 from acp_server.remote.channel import SessionChannel, only_to
@@ -68,8 +68,12 @@ class SessionHub:
         """A new client: its state, with every ACP method answered on `conn`."""
         state = RemoteState(conn, self, grant)
         for name, method in METHODS.items():
-            handler = _for_this_client(conn, state, name) if name in _OWN_ANSWERS else None
-            conn.register(name, method.params, handler or partial(method.handler, state))
+            handler: Callable[[Any], Awaitable[Any]] = partial(method.handler, state)
+            if name in _OWN_ANSWERS:
+                handler = _for_this_client(conn, state, name)
+            elif name in _SCOPED:
+                handler = _scoped(state, name)
+            conn.register(name, method.params, handler)
         for name, notification in NOTIFICATIONS.items():
             conn.register_notification(name, partial(notification, state))
         return state
@@ -169,6 +173,26 @@ class RemoteState(ServerState):
 
 
 _OWN_ANSWERS = ("session/load", "session/resume")
+_SCOPED = ("session/list", "session/delete")
+
+
+def _scoped(state: RemoteState, name: str) -> Callable[[Any], Awaitable[Any]]:
+    """`session/list` and `session/delete` for a token limited to roots: a list names a
+    `cwd` inside them; a delete is of a session open and visible to the token (a record
+    elsewhere is not its to remove)."""
+    method = METHODS[name]
+
+    async def handler(params: Any) -> Any:
+        if state.grant.roots:
+            if name == "session/list":
+                if params.cwd is None:
+                    raise invalid_params("a token limited to workspace roots lists with a cwd")
+                state.check_folders(params.cwd)
+            elif params.session_id not in state.sessions:
+                raise session_not_found(params.session_id)
+        return await method.handler(state, params)
+
+    return handler
 
 
 def _for_this_client(

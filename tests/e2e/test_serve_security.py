@@ -149,8 +149,18 @@ async def test_a_token_limited_to_roots_sees_only_sessions_inside_them(
         with pytest.raises(RemoteError) as unseen:
             await limited.request("session/set_mode", {"sessionId": secret, "modeId": "plan"})
         assert unseen.value.code == -32002
+        with pytest.raises(RemoteError) as not_its_record:
+            await limited.request("session/delete", {"sessionId": secret})
+        assert not_its_record.value.code == -32002
+        with pytest.raises(RemoteError) as unlisted:
+            await limited.request("session/list", {})
+        assert unlisted.value.code == -32602
+        with pytest.raises(RemoteError) as elsewhere:
+            await limited.request("session/list", {"cwd": str(outside)})
+        assert elsewhere.value.code == -32602
         own = await limited.new_session(inside)
-        assert own
+        listed = await limited.request("session/list", {"cwd": str(inside)})
+        assert [s["sessionId"] for s in listed["sessions"]] in ([], [own])
 
 
 async def test_oversized_frames_and_bodies_are_refused(
