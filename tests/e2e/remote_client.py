@@ -28,7 +28,7 @@ from tests.e2e.acp_client import AGENT_COMMAND, CLEARED_ENV, JsonObject
 from tests.e2e.official_schema import TrafficCheck, official_schema
 
 TOKEN = "serve-test-token-0123456789abcdef"
-READY = re.compile(rb"serving ACP on ws://([\d.]+):(\d+)/acp")
+READY = re.compile(rb"serving ACP on wss?://([\d.]+):(\d+)/acp")
 
 
 class RemoteError(Exception):

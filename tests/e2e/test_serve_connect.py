@@ -4,6 +4,7 @@ talks to a real `adk-acp serve` on loopback over WebSocket."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -69,3 +70,36 @@ async def test_connect_with_a_wrong_token_says_so_and_exits_1(
     assert process.returncode == 1
     assert out == b""
     assert b"refused the connection: HTTP 401" in err
+
+
+async def test_connect_over_wss_to_a_server_with_its_own_certificate(
+    fake_gemini: FakeGeminiServer, make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed: no certificate to serve TLS with")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = await asyncio.create_subprocess_exec(
+        openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+        "-addext", "subjectAltName=IP:127.0.0.1",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    assert await made.wait() == 0
+    served = await start_serve(
+        tmp_path / "home", fake_gemini.base_url, "--tls-cert", str(cert), "--tls-key", str(key)
+    )
+    try:
+        fake_gemini.add(text_response("Encrypted"))
+        env = bridge_env(tmp_path, TOKEN) | {"SSL_CERT_FILE": str(cert)}
+        url = served.ws_url.replace("ws://", "wss://")
+        editor = await make_agent([*AGENT_COMMAND, "connect", url], env, cwd=tmp_path)
+        await editor.initialize()
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        session_id = (await editor.new_session(str(ws)))["sessionId"]
+        assert await editor.prompt(session_id, "hello") == {"stopReason": "end_turn"}
+        assert editor.text_of(session_id) == "Encrypted"
+        await editor.close()
+    finally:
+        assert await served.stop() == 0, served.log()
