@@ -324,14 +324,18 @@ def _while_loading(
     return early
 
 
+def _remote(argv: list[str]) -> int:
+    """`adk-acp serve` and `adk-acp connect`: ACP over the network (`acp_server/remote/`)."""
+    from acp_server.remote.cli import CliParts
+    from acp_server.remote.cli import main as remote_main
+
+    return remote_main(argv, CliParts(_add_agent_options, _setup_logging, _flags))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] in (["serve"], ["connect"]):  # ACP over the network (acp_server/remote/)
-        from acp_server.remote.cli import CliParts
-        from acp_server.remote.cli import main as remote_main
-
-        parts = CliParts(_add_agent_options, _setup_logging, _flags)
-        return remote_main(argv, parts)
+    if argv[:1] in (["serve"], ["connect"]):
+        return _remote(argv)
     if "--login" in argv:
         return _login()
     from runtime.adk.compat import use_httpx_for_genai

@@ -115,9 +115,14 @@ class ServerState:
                 self._opening[session_id] = (lock, users - 1)
 
     async def shutdown(self) -> None:
-        sessions = list(self.sessions.values())
-        self.sessions.clear()
-        results = await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
-        for result in results:
-            if isinstance(result, BaseException):
-                logger.warning("closing a session failed: %s", result)
+        await close_all(self.sessions)
+
+
+async def close_all(sessions: MutableMapping[str, AcpSession]) -> None:
+    """Close every session (at once) and empty `sessions`; failures are logged."""
+    closing = list(sessions.values())
+    sessions.clear()
+    results = await asyncio.gather(*(s.close() for s in closing), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            logger.warning("closing a session failed: %s", result)

@@ -27,7 +27,7 @@ from acp_server.host import AcpHost
 from acp_server.remote.channel import SessionChannel, only_to
 from acp_server.remote.tokens import Grant
 from acp_server.session import AcpSession
-from acp_server.state import ServerOptions, ServerState
+from acp_server.state import ServerOptions, ServerState, close_all
 from acp_server.transport import JsonRpcConnection
 from acp_server.updates import ClientUpdates
 from runtime.session import AgentSession, OpenRequest, SessionService
@@ -87,12 +87,8 @@ class SessionHub:
         return self.sessions.pop(session_id, None)
 
     async def shutdown(self) -> None:
-        sessions = list(self.sessions.values())
-        self.sessions.clear()
-        results = await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
-        for result in results:
-            if isinstance(result, BaseException):
-                logger.warning("closing a session failed: %s", result)
+        self.channels.clear()
+        await close_all(self.sessions)
 
 
 class HubSessions(MutableMapping[str, AcpSession]):
