@@ -167,6 +167,7 @@ async def serve_remote(args: argparse.Namespace, flags: Any, tokens: TokenBook |
         lifespan="off",
         log_config=None,
         access_log=False,
+        timeout_graceful_shutdown=5,  # open SSE streams would hold the stop forever
         ssl_certfile=str(args.tls_cert) if tls else None,
         ssl_keyfile=str(args.tls_key) if args.tls_key else None,
     )

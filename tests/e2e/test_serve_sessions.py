@@ -148,3 +148,20 @@ def _allow(asked: dict[str, object]) -> dict[str, object]:
     options = asked["params"]["options"]  # type: ignore[index]
     option = next(o for o in options if o["kind"] == "allow_once")
     return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+
+
+async def test_the_server_stops_cleanly_with_clients_still_connected(
+    tmp_path: Path, fake_gemini: FakeGeminiServer
+) -> None:
+    server = await start_serve(tmp_path / "home", fake_gemini.base_url)
+    fake_gemini.add(text_response("Recorded"))
+    ws_client = await RemoteAcp.websocket(server.ws_url)
+    await ws_client.initialize()
+    http_client = await RemoteAcp.http(server.http_url)
+    session_id = await http_client.new_session(workspace(tmp_path))
+    await http_client.request("session/prompt", http_client.prompt_params(session_id, "hi"))
+    assert await server.stop() == 0, server.log()  # SSE streams and a WebSocket still open
+    records = list((tmp_path / "home").rglob(f"*{session_id}*.jsonl"))
+    assert records and "Recorded" in records[0].read_text()
+    await ws_client.close()
+    await http_client.close()
