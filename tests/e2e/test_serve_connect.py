@@ -15,6 +15,9 @@ from tests.e2e.remote_client import TOKEN, Served, remote, serve_env, start_serv
 from tests.e2e.spine import MakeAgent
 from tests.fakes.gemini_server import FakeGeminiServer, text_response
 
+# Each starts a real `adk-acp serve` (seconds on a busy machine) and drives turns through it.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
 
 @pytest.fixture
 async def served(tmp_path: Path, fake_gemini: FakeGeminiServer) -> AsyncIterator[Served]:

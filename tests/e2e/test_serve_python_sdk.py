@@ -16,6 +16,9 @@ from acp.ws import create_websocket_stream
 from tests.e2e.remote_client import TOKEN, bearer, start_serve
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
+# Each starts a real `adk-acp serve` (seconds on a busy machine) and drives turns through it.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
 
 class RemoteSdkClient:
     """A client as the SDK's users write it, with nothing local to offer."""

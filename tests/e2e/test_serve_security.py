@@ -26,6 +26,9 @@ from tests.e2e.remote_client import (
     start_serve,
 )
 
+# Each starts a real `adk-acp serve` (seconds on a busy machine) and drives turns through it.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
 OTHER = "another-token-abcdefghijklmnop"
 NO_MODEL = "http://127.0.0.1:9"
 """A model address never called: opening sessions needs a key, not a model."""

@@ -17,6 +17,9 @@ from tests.fakes.gemini_server import (
     text_response,
 )
 
+# Each starts a real `adk-acp serve` (seconds on a busy machine) and drives turns through it.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
 
 @pytest.fixture
 async def served(tmp_path: Path, fake_gemini: FakeGeminiServer) -> AsyncIterator[Served]:

@@ -17,6 +17,9 @@ from tests.e2e.node_clients import node_clients
 from tests.e2e.remote_client import TOKEN, start_serve
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
+# Each starts a real `adk-acp serve` (seconds on a busy machine) and drives turns through it.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
 SCRIPT = Path(__file__).parent / "clients" / "ts_remote.mjs"
 
 
