@@ -65,6 +65,9 @@ async def test_the_token_is_never_logged(tmp_path: Path) -> None:
             await connect(served.ws_url, additional_headers=bearer(TOKEN[:-1] + "x"))
         async with remote("ws", served):
             pass
+        async with httpx.AsyncClient() as http:  # the health check needs no token
+            health = await http.get(served.http_url.replace("/acp", "/healthz"))
+            assert (health.status_code, health.text) == (200, "ok")
     finally:
         await served.stop()
     assert TOKEN not in served.log() and TOKEN[:-1] not in served.log()
@@ -218,3 +221,18 @@ async def test_a_slow_loris_connection_is_cut(token_file_server: tuple[Served, P
     assert closed, "the server kept a connection whose headers never ended"
     async with remote("ws", served):  # and keeps serving the others
         pass
+
+
+async def test_help_names_the_serve_and_connect_options(tmp_path: Path) -> None:
+    for command, flags in (
+        ("serve", ("--token-file", "--insecure-loopback", "--permission-timeout",
+                   "--max-connections", "--max-message-bytes", "--header-timeout", "--tls-cert")),
+        ("connect", ("--token-file", "--token", "ws://")),
+    ):  # fmt: skip
+        process = await asyncio.create_subprocess_exec(
+            *AGENT_COMMAND, command, "--help",
+            stdout=asyncio.subprocess.PIPE, env=serve_env(tmp_path, None),
+        )  # fmt: skip
+        out, _ = await asyncio.wait_for(process.communicate(), 60)
+        assert process.returncode == 0
+        assert all(flag in out.decode() for flag in flags), out.decode()
