@@ -16,7 +16,8 @@ Tools: `echo(text, times=1)` (read-only), `fail(reason)` (an `isError` result),
 `big(size)` (that many characters), `picture()` (text and an image), `crash()`
 (the process exits mid-call), `env_value(name)` (an environment variable),
 `cwd()` (its working directory), `header(name)` (a request header, over HTTP),
-`grow()` (adds the tool `extra()` and sends `notifications/tools/list_changed`).
+`grow()` (adds the tool `extra()` and sends `notifications/tools/list_changed`),
+`steps(count)` (reports `notifications/progress` after each step).
 Prompt: `review(file, focus="bugs")`. Resource: `notes://team/guidelines` (text).
 """
 
@@ -98,6 +99,13 @@ def build_server(name: str):  # type: ignore[no-untyped-def]
         app.add_tool(extra)
         await ctx.session.send_tool_list_changed()
         return "grown"
+
+    @app.tool()
+    async def steps(count: int, ctx: Context) -> str:
+        """Works in `count` steps, reporting `notifications/progress` after each."""
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count, f"step {step} of {count}")
+        return f"{count} steps done"
 
     @app.prompt()
     def review(file: str, focus: str = "bugs") -> str:

@@ -25,13 +25,14 @@ import asyncio
 import functools
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
 from mcp import ClientSession
 from mcp import types as mcp_types
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from runtime.tools.mcp.config import (
@@ -146,12 +147,17 @@ class McpConnection:
         self.failure = self.failure or "failed to start"
         return False
 
-    async def call_tool(self, name: str, args: dict[str, Any]) -> mcp_types.CallToolResult:
+    async def call_tool(
+        self, name: str, args: dict[str, Any], progress: ProgressFnT | None = None
+    ) -> mcp_types.CallToolResult:
+        """One `tools/call`; the server's `notifications/progress` for it go to `progress`."""
         session = self._session
         if session is None or self.state != "ready":
             raise McpUnavailable(self.failure or "not connected")
         try:
-            return await session.call_tool(name, args, read_timeout_seconds=self._call_timeout)
+            return await session.call_tool(
+                name, args, read_timeout_seconds=self._call_timeout, progress_callback=progress
+            )
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self._wake.set()  # the connection's task reports the server as lost
@@ -217,13 +223,7 @@ class McpConnection:
     async def _run(self) -> None:
         try:
             async with AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(self._transport())
-                session = await stack.enter_async_context(
-                    ClientSession(
-                        read, write, client_info=_client_info(), message_handler=self._on_message
-                    )
-                )
-                initialized = await session.initialize()
+                session, initialized = await self._open(stack)
                 self.tools, self.prompts, self.resources = await _list_offers(
                     self.name, session, initialized
                 )
@@ -238,6 +238,37 @@ class McpConnection:
             await self._failed(exc)
         finally:
             self._session = None
+
+    async def _open(self, stack: AsyncExitStack) -> tuple[ClientSession, Any]:
+        """The initialized session, on `stack`. A settings `url` without `type` is tried
+        over streamable HTTP first, then over SSE (as Gemini CLI does)."""
+        config = self.config
+        if not (isinstance(config, McpHttpServer) and config.sse_fallback):
+            return await self._initialize(stack, self._transport(config))
+        attempt = AsyncExitStack()
+        try:
+            opened = await self._initialize(attempt, self._transport(config))
+        except Exception as exc:  # noqa: BLE001 - the reason is logged, SSE is tried next
+            logger.info(
+                "MCP server %s: streamable HTTP failed (%s); trying SSE",
+                self.name,
+                describe_error(exc),
+            )
+            with suppress(Exception):
+                await attempt.aclose()
+            sse = McpSseServer(config.name, config.url, config.headers, config.options)
+            return await self._initialize(stack, self._transport(sse))
+        await stack.enter_async_context(attempt)
+        return opened
+
+    async def _initialize(
+        self, stack: AsyncExitStack, transport: AbstractAsyncContextManager[tuple[Any, Any]]
+    ) -> tuple[ClientSession, Any]:
+        read, write = await stack.enter_async_context(transport)
+        session = await stack.enter_async_context(
+            ClientSession(read, write, client_info=_client_info(), message_handler=self._on_message)
+        )
+        return session, await session.initialize()
 
     async def _failed(self, exc: Exception) -> None:
         reason = describe_error(exc)
@@ -261,8 +292,7 @@ class McpConnection:
             self._on_lost(self)
 
     @asynccontextmanager
-    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
-        config = self.config
+    async def _transport(self, config: McpServerConfig) -> AsyncIterator[tuple[Any, Any]]:
         if isinstance(config, McpStdioServer):
             cwd = Path(config.cwd) if config.cwd else self.cwd
             self._process = StdioServerProcess(config, cwd=cwd, on_exit=self._wake.set)

@@ -65,12 +65,15 @@ class McpStdioServer:
 
 @dataclass(frozen=True)
 class McpHttpServer:
-    """A remote server over streamable HTTP, with extra request `headers`."""
+    """A remote server over streamable HTTP, with extra request `headers`.
+    `sse_fallback`: a settings `url` without `type`, tried over streamable HTTP first and,
+    when that fails (other than by asking for authorization), over SSE (as Gemini CLI)."""
 
     name: str
     url: str
     headers: tuple[tuple[str, str], ...] = ()
     options: McpOptions = McpOptions()
+    sse_fallback: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,8 +114,8 @@ def servers_from_settings(
     settings: Mapping[str, Any], workspace: Path
 ) -> tuple[McpServerConfig, ...]:
     """Gemini CLI's `mcpServers`: `command`/`args`/`env`/`cwd` (stdio), `httpUrl`
-    (streamable HTTP) or `url` (SSE, or streamable HTTP with `type: "http"`) with
-    `headers`; bad entries are logged and skipped."""
+    (streamable HTTP) or `url` (`type: "http"` or `"sse"`; without `type`, streamable
+    HTTP then SSE) with `headers`; bad entries are logged and skipped."""
     raw = settings.get("mcpServers")
     if not isinstance(raw, Mapping):
         return ()
@@ -138,12 +141,18 @@ def servers_from_settings(
             out.append(
                 McpHttpServer(str(name), entry["httpUrl"], _pairs(entry.get("headers")), options)
             )
-        elif isinstance(entry.get("url"), str) and entry.get("type") == "http":
-            out.append(
-                McpHttpServer(str(name), entry["url"], _pairs(entry.get("headers")), options)
-            )
-        elif isinstance(entry.get("url"), str):
+        elif isinstance(entry.get("url"), str) and entry.get("type") == "sse":
             out.append(McpSseServer(str(name), entry["url"], _pairs(entry.get("headers")), options))
+        elif isinstance(entry.get("url"), str):
+            out.append(
+                McpHttpServer(
+                    str(name),
+                    entry["url"],
+                    _pairs(entry.get("headers")),
+                    options,
+                    sse_fallback=entry.get("type") != "http",
+                )
+            )
         else:
             logger.warning("mcpServers.%s: needs command, httpUrl or url; skipped", name)
     return tuple(out)
