@@ -241,10 +241,16 @@ def build_mcp(
         for config in configs:
             if config.options.trust:
                 policy.allow_server(config.name)
+    from runtime.tools.mcp.oauth import oauth_dir
+
     servers = McpServers(
-        configs, cwd=spec.config.workspace, prompt_wait=prompt_wait(spec.config.env)
+        configs,
+        cwd=spec.config.workspace,
+        prompt_wait=prompt_wait(spec.config.env),
+        oauth_dir=oauth_dir(spec.config.env, spec.config.home),
     )
     servers.on_ready = link.commands_changed
+    servers.on_notice = lambda text: link.notice(f"\n\n{text}\n\n")  # a link: not in italics
     return GcliMcpToolset(
         servers, scheduler=lambda: scheduler, notice=link.notice, mode=link.mode, allowed=allowed
     )
