@@ -5,7 +5,9 @@ Markdown files with YAML front matter, in `~/.gemini/agents/*.md` and
 `name`, `description`, `display_name?`, `tools?` (tool names; default: the read-only
 tools), `model?`, `max_turns?` (30), `timeout_mins?` (10), `inputs?` (name →
 `{type, description, required}`; default: one required `task` string),
-`workspace_directories?` (folders its run may reach besides the workspace: `scope`).
+`workspace_directories?` (folders its run may reach besides the workspace),
+`memory_inbox_access?`, `auto_memory_extraction_write_access?` (its run's scope:
+`scope`; Gemini CLI's camelCase spellings are read too).
 The body is
 the subagent's system prompt. A file that cannot be read or parsed is logged and
 skipped. One definition is built in: `codebase_investigator`, read-only.
@@ -67,16 +69,6 @@ class AgentDefinition(BaseModel):
     def _valid_name(cls, value: str) -> str:
         if not _NAME.match(value):
             raise ValueError("a name of letters, digits, - and _ (a function name)")
-        return value
-
-    @field_validator("memory_inbox_access", "auto_memory_extraction_write_access")
-    @classmethod
-    def _no_auto_memory(cls, value: bool) -> bool:
-        """Gemini CLI's Auto Memory scopes: refused (`scope` says why)."""
-        from runtime.agents.scope import NO_AUTO_MEMORY
-
-        if value:
-            raise ValueError(NO_AUTO_MEMORY)
         return value
 
     @property

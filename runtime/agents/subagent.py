@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.agents.definitions import AgentDefinition
-from runtime.agents.scope import ScopeError, scoped_roots
+from runtime.agents.scope import ScopeError, WriteScope, memory_dir, scoped_roots
 from runtime.config import Limits
 from runtime.host import (
     FallbackChoice,
@@ -318,6 +318,14 @@ async def start_subagent(
     roots = scoped_roots(
         definition.workspace_directories, spec.additional_roots, config.workspace, config.home
     )
+    writes = None
+    if definition.memory_inbox_access or definition.auto_memory_extraction_write_access:
+        writes = WriteScope(
+            memory_dir(config.temp_dir),
+            inbox_access=definition.memory_inbox_access,
+            extraction=definition.auto_memory_extraction_write_access,
+        )
+        roots = (*roots, *(r for r in writes.roots() if r not in roots))
     session_id = f"{parent.id}-{definition.name}-{uuid.uuid4().hex[:8]}"
     recording = None
     if spec.recording is not None:
@@ -342,6 +350,7 @@ async def start_subagent(
             system_prompt=definition.prompt + COMPLETE_RULE,
             tool_names=tuple(t for t in definition.tools if t != COMPLETE_TASK),
             extra_tools=(CompleteTaskTool(outcome),),
+            write_scope=writes,
         )
     )
     outcome.stop = lambda: child.protocol.request_stop(StopRequest(reason="completed"))

@@ -203,6 +203,8 @@ def session_tools(
     tools: dict[str, Any] = dict(build_catalog())
     if spec.tool_names is not None:  # a subagent: only its definition's tools
         tools = {name: tool for name, tool in tools.items() if name in spec.tool_names}
+    if spec.write_scope is not None:  # a subagent's scoped writes (`runtime.agents.scope`)
+        tools = spec.write_scope.guard(tools)
     for tool in spec.extra_tools:  # complete_task: the subagent's own, always allowed
         tools[tool.name] = tool
         policy.allow_tool(tool.name)
