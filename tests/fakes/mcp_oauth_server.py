@@ -22,14 +22,14 @@ import contextlib
 import hashlib
 import os
 import secrets
-import socket
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
+
+from tests.fakes.mcp_server import free_port, wait_for_ports
 
 SCRIPT = os.path.abspath(__file__)
 
@@ -165,9 +165,7 @@ def build_app(port: int) -> Any:  # noqa: C901 - one small handler per endpoint
 @contextlib.contextmanager
 def oauth_server() -> Iterator[str]:
     """Runs the server on a free 127.0.0.1 port; yields its base URL once it listens."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     root = os.path.dirname(os.path.dirname(os.path.dirname(SCRIPT)))
     proc = subprocess.Popen(
         [sys.executable, SCRIPT, "--port", str(port)],
@@ -176,15 +174,7 @@ def oauth_server() -> Iterator[str]:
         env={**os.environ, "PYTHONPATH": root},
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError("the OAuth MCP server did not start") from None
-                time.sleep(0.05)
+        wait_for_ports([port], "the OAuth MCP server")
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.kill()

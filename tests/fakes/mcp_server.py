@@ -170,15 +170,31 @@ def run_partial(mode: str) -> None:
     anyio.run(serve)
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_ports(ports: list[int], what: str, timeout: float = 30) -> None:
+    """Returns once every 127.0.0.1 port accepts connections (`what` names them)."""
+    deadline = time.monotonic() + timeout
+    for port in ports:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{what} did not start") from None
+                time.sleep(0.05)
+
+
 @contextlib.contextmanager
 def http_servers(*transports: str) -> Iterator[list[int]]:
     """Runs this server once per transport ("http" or "sse") on free 127.0.0.1 ports;
     yields the ports once each accepts connections. URLs: `/mcp` (http), `/sse` (sse)."""
-    ports: list[int] = []
-    for _ in transports:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            ports.append(sock.getsockname()[1])
+    ports = [free_port() for _ in transports]
     procs = [
         subprocess.Popen(
             [sys.executable, SCRIPT, "--transport", transport, "--port", str(port)],
@@ -188,16 +204,7 @@ def http_servers(*transports: str) -> Iterator[list[int]]:
         for transport, port in zip(transports, ports, strict=True)
     ]
     try:
-        deadline = time.monotonic() + 30
-        for port in ports:
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise TimeoutError("the HTTP MCP servers did not start") from None
-                    time.sleep(0.05)
+        wait_for_ports(ports, "the HTTP MCP servers")
         yield ports
     finally:
         for proc in procs:
