@@ -4,7 +4,11 @@ Markdown files with YAML front matter, in `~/.gemini/agents/*.md` and
 `<workspace>/.gemini/agents/*.md` (the workspace's win on a name clash):
 `name`, `description`, `display_name?`, `tools?` (tool names; default: the read-only
 tools), `model?`, `max_turns?` (30), `timeout_mins?` (10), `inputs?` (name →
-`{type, description, required}`; default: one required `task` string). The body is
+`{type, description, required}`; default: one required `task` string),
+`workspace_directories?` (folders its run may reach besides the workspace),
+`memory_inbox_access?`, `auto_memory_extraction_write_access?` (its run's scope:
+`scope`; Gemini CLI's camelCase spellings are read too).
+The body is
 the subagent's system prompt. A file that cannot be read or parsed is logged and
 skipped. One definition is built in: `codebase_investigator`, read-only.
 """
@@ -22,6 +26,11 @@ logger = logging.getLogger(__name__)
 
 READ_ONLY = ("read_file", "read_many_files", "list_directory", "glob", "grep_search")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,62}$")
+_CAMEL = {
+    "workspaceDirectories": "workspace_directories",
+    "memoryInboxAccess": "memory_inbox_access",
+    "autoMemoryExtractionWriteAccess": "auto_memory_extraction_write_access",
+}
 
 
 class AgentInput(BaseModel):
@@ -51,6 +60,9 @@ class AgentDefinition(BaseModel):
     )
     prompt: str = ""
     source: str = "built-in"
+    workspace_directories: tuple[str, ...] = ()
+    memory_inbox_access: bool = False
+    auto_memory_extraction_write_access: bool = False
 
     @field_validator("name")
     @classmethod
@@ -94,7 +106,7 @@ def parse_definition(text: str, source: str) -> AgentDefinition:
         raise ValueError(f"bad front matter: {exc}") from None
     if not isinstance(front, dict):
         raise ValueError("the front matter is not a mapping")
-    fields: dict[str, Any] = dict(front)
+    fields: dict[str, Any] = {_CAMEL.get(str(k), str(k)): v for k, v in front.items()}
     if isinstance(fields.get("tools"), str):
         fields["tools"] = [t.strip() for t in fields["tools"].split(",") if t.strip()]
     fields["prompt"] = match.group(2).strip()

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.agents.definitions import AgentDefinition
+from runtime.agents.scope import ScopeError, WriteScope, memory_dir, scoped_roots
 from runtime.config import Limits
 from runtime.host import (
     FallbackChoice,
@@ -218,7 +219,14 @@ class SubagentTool(GcliTool):
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         outcome = TaskOutcome()
-        child = await start_subagent(self.definition, self._parent(), outcome, self._create_session)
+        try:
+            child = await start_subagent(
+                self.definition, self._parent(), outcome, self._create_session
+            )
+        except ScopeError as exc:
+            return ToolResult(
+                llm_content=f"The subagent '{self.name}' cannot run: {exc}.", is_error=True
+            )
         progress = _Progress()
         head = f"{self.definition.title} is working…"
         ends: list[asyncio.Future[AgentEndEvent]] = []
@@ -307,6 +315,17 @@ async def start_subagent(
         approval_mode=parent.mode,
         limits=Limits(max_turns=definition.max_turns, max_time_s=definition.timeout_mins * 60),
     )
+    roots = scoped_roots(
+        definition.workspace_directories, spec.additional_roots, config.workspace, config.home
+    )
+    writes = None
+    if definition.memory_inbox_access or definition.auto_memory_extraction_write_access:
+        writes = WriteScope(
+            memory_dir(config.temp_dir),
+            inbox_access=definition.memory_inbox_access,
+            extraction=definition.auto_memory_extraction_write_access,
+        )
+        roots = (*roots, *(r for r in writes.roots() if r not in roots))
     session_id = f"{parent.id}-{definition.name}-{uuid.uuid4().hex[:8]}"
     recording = None
     if spec.recording is not None:
@@ -314,7 +333,7 @@ async def start_subagent(
         recording = store.create(
             session_id,
             config.workspace,
-            additional=spec.additional_roots,
+            additional=roots,
             kind="subagent",
             extra={"parentSessionId": parent.id, "agent": definition.name},
         )
@@ -324,13 +343,14 @@ async def start_subagent(
             auth=spec.auth,
             host=ChildHost(spec.host, definition.title),
             session_id=session_id,
-            additional_roots=spec.additional_roots,
+            additional_roots=roots,  # its definition's scope (`scope`)
             generator=parent.generator,
             kind="subagent",
             recording=recording,
             system_prompt=definition.prompt + COMPLETE_RULE,
             tool_names=tuple(t for t in definition.tools if t != COMPLETE_TASK),
             extra_tools=(CompleteTaskTool(outcome),),
+            write_scope=writes,
         )
     )
     outcome.stop = lambda: child.protocol.request_stop(StopRequest(reason="completed"))

@@ -203,6 +203,8 @@ def session_tools(
     tools: dict[str, Any] = dict(build_catalog())
     if spec.tool_names is not None:  # a subagent: only its definition's tools
         tools = {name: tool for name, tool in tools.items() if name in spec.tool_names}
+    if spec.write_scope is not None:  # a subagent's scoped writes (`runtime.agents.scope`)
+        tools = spec.write_scope.guard(tools)
     for tool in spec.extra_tools:  # complete_task: the subagent's own, always allowed
         tools[tool.name] = tool
         policy.allow_tool(tool.name)
@@ -241,10 +243,16 @@ def build_mcp(
         for config in configs:
             if config.options.trust:
                 policy.allow_server(config.name)
+    from runtime.tools.mcp.oauth import oauth_dir
+
     servers = McpServers(
-        configs, cwd=spec.config.workspace, prompt_wait=prompt_wait(spec.config.env)
+        configs,
+        cwd=spec.config.workspace,
+        prompt_wait=prompt_wait(spec.config.env),
+        oauth_dir=oauth_dir(spec.config.env, spec.config.home),
     )
     servers.on_ready = link.commands_changed
+    servers.on_notice = lambda text: link.notice(f"\n\n{text}\n\n")  # a link: not in italics
     return GcliMcpToolset(
         servers, scheduler=lambda: scheduler, notice=link.notice, mode=link.mode, allowed=allowed
     )

@@ -47,6 +47,8 @@ class SessionSpec:
     """A subagent's built-in tools (None: all of them)."""
     extra_tools: tuple[Any, ...] = ()
     """Tools of this session only (a subagent's `complete_task`)."""
+    write_scope: Any = None
+    """A subagent's write limits (`runtime.agents.scope.WriteScope`; None: none)."""
 
 
 @dataclass(frozen=True)

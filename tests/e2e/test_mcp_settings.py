@@ -185,7 +185,7 @@ async def test_an_image_from_a_tool_reaches_the_model_as_media(
     assert sum("inlineData" in p for c in history for p in c["parts"]) == 1
 
 
-async def test_http_and_sse_servers_from_settings_with_headers(
+async def test_http_and_sse_servers_from_settings_with_headers_url_tries_http_then_sse(
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
 ) -> None:
     from tests.fakes.mcp_server import http_servers
@@ -198,9 +198,15 @@ async def test_http_and_sse_servers_from_settings_with_headers(
                     "headers": {"X-Token": "h-token"},
                     "trust": True,
                 },
+                # `url` without `type`: streamable HTTP first, then SSE (as Gemini CLI)
                 "events": {
                     "url": f"http://127.0.0.1:{sse_port}/sse",
                     "headers": {"X-Token": "s-token"},
+                    "trust": True,
+                },
+                "auto": {
+                    "url": f"http://127.0.0.1:{http_port}/mcp",
+                    "headers": {"X-Token": "a-token"},
                     "trust": True,
                 },
             }
@@ -208,14 +214,17 @@ async def test_http_and_sse_servers_from_settings_with_headers(
         fake_gemini.add(
             function_call_response("mcp_web_header", {"name": "X-Token"}),
             function_call_response("mcp_events_header", {"name": "X-Token"}),
-            text_response("both"),
+            function_call_response("mcp_auto_header", {"name": "X-Token"}),
+            text_response("all three"),
         )
         client, sid, _ = await start(make_agent, tmp_path, fake_gemini, settings=settings)
-        await commands_offered(client, sid, "web:review", "events:review")
+        await commands_offered(client, sid, "web:review", "events:review", "auto:review")
         assert await client.prompt(sid, "headers?") == {"stopReason": "end_turn"}
-        _, second, third = fake_gemini.generate_requests
+        _, second, third, fourth = fake_gemini.generate_requests
         assert response_text(function_responses(second)[0]) == "h-token"
         assert response_text(function_responses(third)[0]) == "s-token"
+        assert response_text(function_responses(fourth)[0]) == "a-token"
+        assert "could not be" not in client.text_of(sid)
         await client.close()
 
 

@@ -16,7 +16,8 @@ Tools: `echo(text, times=1)` (read-only), `fail(reason)` (an `isError` result),
 `big(size)` (that many characters), `picture()` (text and an image), `crash()`
 (the process exits mid-call), `env_value(name)` (an environment variable),
 `cwd()` (its working directory), `header(name)` (a request header, over HTTP),
-`grow()` (adds the tool `extra()` and sends `notifications/tools/list_changed`).
+`grow()` (adds the tool `extra()` and sends `notifications/tools/list_changed`),
+`steps(count)` (reports `notifications/progress` after each step).
 Prompt: `review(file, focus="bugs")`. Resource: `notes://team/guidelines` (text).
 """
 
@@ -99,6 +100,13 @@ def build_server(name: str):  # type: ignore[no-untyped-def]
         await ctx.session.send_tool_list_changed()
         return "grown"
 
+    @app.tool()
+    async def steps(count: int, ctx: Context) -> str:
+        """Works in `count` steps, reporting `notifications/progress` after each."""
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count, f"step {step} of {count}")
+        return f"{count} steps done"
+
     @app.prompt()
     def review(file: str, focus: str = "bugs") -> str:
         """Review a file."""
@@ -162,15 +170,31 @@ def run_partial(mode: str) -> None:
     anyio.run(serve)
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_ports(ports: list[int], what: str, timeout: float = 30) -> None:
+    """Returns once every 127.0.0.1 port accepts connections (`what` names them)."""
+    deadline = time.monotonic() + timeout
+    for port in ports:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{what} did not start") from None
+                time.sleep(0.05)
+
+
 @contextlib.contextmanager
 def http_servers(*transports: str) -> Iterator[list[int]]:
     """Runs this server once per transport ("http" or "sse") on free 127.0.0.1 ports;
     yields the ports once each accepts connections. URLs: `/mcp` (http), `/sse` (sse)."""
-    ports: list[int] = []
-    for _ in transports:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            ports.append(sock.getsockname()[1])
+    ports = [free_port() for _ in transports]
     procs = [
         subprocess.Popen(
             [sys.executable, SCRIPT, "--transport", transport, "--port", str(port)],
@@ -180,16 +204,7 @@ def http_servers(*transports: str) -> Iterator[list[int]]:
         for transport, port in zip(transports, ports, strict=True)
     ]
     try:
-        deadline = time.monotonic() + 30
-        for port in ports:
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise TimeoutError("the HTTP MCP servers did not start") from None
-                    time.sleep(0.05)
+        wait_for_ports(ports, "the HTTP MCP servers")
         yield ports
     finally:
         for proc in procs:

@@ -86,7 +86,7 @@ async def test_a_stdio_server_s_tools_are_wrapped_and_called(
     assert set(tools) == {
         "mcp_demo_echo", "mcp_demo_fail", "mcp_demo_big", "mcp_demo_picture",
         "mcp_demo_crash", "mcp_demo_env_value", "mcp_demo_cwd", "mcp_demo_header",
-        "mcp_demo_grow",
+        "mcp_demo_grow", "mcp_demo_steps",
     }  # fmt: skip
     echo = tools["mcp_demo_echo"]
     assert (echo.kind, echo.mcp_server, echo.server_tool_name) == ("read", "demo", "echo")

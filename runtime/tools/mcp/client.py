@@ -25,23 +25,27 @@ import asyncio
 import functools
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
 from mcp import ClientSession
 from mcp import types as mcp_types
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from runtime.tools.mcp.config import (
     MCP_CALL_TIMEOUT_S,
     MCP_START_TIMEOUT_S,
     McpHttpServer,
+    McpOAuth,
     McpServerConfig,
     McpSseServer,
     McpStdioServer,
+    uses_oauth,
 )
+from runtime.tools.mcp.offers import describe_error, is_auth_failure, list_offers, list_tools
 from runtime.tools.mcp.stdio import StdioServerProcess, describe_exit
 
 logger = logging.getLogger(__name__)
@@ -60,7 +64,6 @@ def _client_info() -> mcp_types.Implementation:
 
 CLOSE_GRACE_S = 1.5
 HTTP_TIMEOUT_S = 30.0
-_MAX_TOOL_PAGES = 50
 # How long a dead connection waits for its process to be reaped, to report the exit
 # code rather than "its output ended" (runs in the connection's own task, not in a turn;
 # half a second was too short on a loaded machine).
@@ -71,20 +74,6 @@ State = Literal["new", "starting", "ready", "failed", "closed"]
 
 class McpUnavailable(Exception):
     """The server is not connected (it failed to start, stopped, or was closed)."""
-
-
-def describe_error(exc: BaseException) -> str:
-    """A short, readable reason for a failure (exception groups flattened)."""
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(describe_error(inner) for inner in exc.exceptions)
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename or exc}"
-    if isinstance(exc, PermissionError):
-        return f"cannot run {exc.filename or 'the command'}: permission denied"
-    if isinstance(exc, MCPError):
-        return exc.message
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class McpConnection:
@@ -105,8 +94,13 @@ class McpConnection:
         start_timeout: float = MCP_START_TIMEOUT_S,
         call_timeout: float = MCP_CALL_TIMEOUT_S,
         on_lost: Callable[[McpConnection], None] | None = None,
+        oauth_dir: Path | None = None,
+        on_notice: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
+        self._oauth_dir = oauth_dir
+        self._on_notice = on_notice
+        self._authorizing_until: float | None = None
         self.name = config.name
         self.cwd = cwd
         self.tools: tuple[mcp_types.Tool, ...] = ()
@@ -132,11 +126,18 @@ class McpConnection:
         self._wake = asyncio.Event()
         self._ready = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._run(), name=f"mcp-server-{self.name}")
-        await asyncio.wait(
-            {self._ready, self._task},
-            timeout=self._start_timeout,
-            return_when=asyncio.FIRST_COMPLETED,
-        )
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._start_timeout
+        while not (self._ready.done() or self._task.done()):
+            # the start-up timeout, or longer while the user is asked to authorize
+            left = max(deadline, self._authorizing_until or 0.0) - loop.time()
+            if left <= 0:
+                break
+            await asyncio.wait(
+                {self._ready, self._task},
+                timeout=min(left, 1.0),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
         if self._ready.done():
             return True
         if not self._task.done():
@@ -146,12 +147,17 @@ class McpConnection:
         self.failure = self.failure or "failed to start"
         return False
 
-    async def call_tool(self, name: str, args: dict[str, Any]) -> mcp_types.CallToolResult:
+    async def call_tool(
+        self, name: str, args: dict[str, Any], progress: ProgressFnT | None = None
+    ) -> mcp_types.CallToolResult:
+        """One `tools/call`; the server's `notifications/progress` for it go to `progress`."""
         session = self._session
         if session is None or self.state != "ready":
             raise McpUnavailable(self.failure or "not connected")
         try:
-            return await session.call_tool(name, args, read_timeout_seconds=self._call_timeout)
+            return await session.call_tool(
+                name, args, read_timeout_seconds=self._call_timeout, progress_callback=progress
+            )
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self._wake.set()  # the connection's task reports the server as lost
@@ -178,7 +184,7 @@ class McpConnection:
             return False
         self.tools_changed = False
         try:
-            self.tools = await _list_tools(session)
+            self.tools = await list_tools(session)
         except Exception as exc:  # noqa: BLE001 - keep the old list, say why in the log
             logger.warning("MCP server %s: listing its tools again failed: %s", self.name, exc)
             return False
@@ -217,14 +223,8 @@ class McpConnection:
     async def _run(self) -> None:
         try:
             async with AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(self._transport())
-                session = await stack.enter_async_context(
-                    ClientSession(
-                        read, write, client_info=_client_info(), message_handler=self._on_message
-                    )
-                )
-                initialized = await session.initialize()
-                self.tools, self.prompts, self.resources = await _list_offers(
+                session, initialized = await self._open(stack)
+                self.tools, self.prompts, self.resources = await list_offers(
                     self.name, session, initialized
                 )
                 self._session, self.state = session, "ready"
@@ -238,6 +238,41 @@ class McpConnection:
             await self._failed(exc)
         finally:
             self._session = None
+
+    async def _open(self, stack: AsyncExitStack) -> tuple[ClientSession, Any]:
+        """The initialized session, on `stack`. A settings `url` without `type` is tried
+        over streamable HTTP first, then over SSE (as Gemini CLI does)."""
+        config = self.config
+        if not (isinstance(config, McpHttpServer) and config.sse_fallback):
+            return await self._initialize(stack, self._transport(config))
+        attempt = AsyncExitStack()
+        try:
+            opened = await self._initialize(attempt, self._transport(config))
+        except Exception as exc:  # noqa: BLE001 - the reason is logged, SSE is tried next
+            if is_auth_failure(exc):
+                raise
+            logger.info(
+                "MCP server %s: streamable HTTP failed (%s); trying SSE",
+                self.name,
+                describe_error(exc),
+            )
+            with suppress(Exception):
+                await attempt.aclose()
+            sse = McpSseServer(
+                config.name, config.url, config.headers, config.options, oauth=config.oauth
+            )
+            return await self._initialize(stack, self._transport(sse))
+        await stack.enter_async_context(attempt)
+        return opened
+
+    async def _initialize(
+        self, stack: AsyncExitStack, transport: AbstractAsyncContextManager[tuple[Any, Any]]
+    ) -> tuple[ClientSession, Any]:
+        read, write = await stack.enter_async_context(transport)
+        session = await stack.enter_async_context(
+            ClientSession(read, write, client_info=_client_info(), message_handler=self._on_message)
+        )
+        return session, await session.initialize()
 
     async def _failed(self, exc: Exception) -> None:
         reason = describe_error(exc)
@@ -261,8 +296,7 @@ class McpConnection:
             self._on_lost(self)
 
     @asynccontextmanager
-    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
-        config = self.config
+    async def _transport(self, config: McpServerConfig) -> AsyncIterator[tuple[Any, Any]]:
         if isinstance(config, McpStdioServer):
             cwd = Path(config.cwd) if config.cwd else self.cwd
             self._process = StdioServerProcess(config, cwd=cwd, on_exit=self._wake.set)
@@ -275,6 +309,7 @@ class McpConnection:
             client = httpx2.AsyncClient(
                 headers=dict(config.headers),
                 timeout=httpx2.Timeout(HTTP_TIMEOUT_S, read=self._call_timeout),
+                auth=self._auth(config),
             )
             async with client, streamable_http_client(config.url, http_client=client) as streams:
                 yield streams[0], streams[1]
@@ -287,57 +322,31 @@ class McpConnection:
                 headers=dict(config.headers) or None,
                 timeout=self._start_timeout,
                 sse_read_timeout=self._call_timeout,
+                auth=self._auth(config),
             ) as streams:
                 yield streams[0], streams[1]
+
+    def _auth(self, config: McpHttpServer | McpSseServer) -> Any:
+        """The SDK's OAuth provider for a remote server (None when it does not use OAuth)."""
+        if self._oauth_dir is None or not uses_oauth(config.oauth, config.headers):
+            return None
+        from runtime.tools.mcp.oauth import AUTH_TIMEOUT_S, McpOAuthProvider
+
+        def authorizing(waiting: bool) -> None:
+            loop = asyncio.get_running_loop()
+            self._authorizing_until = loop.time() + AUTH_TIMEOUT_S + 5 if waiting else None
+
+        return McpOAuthProvider(
+            server=self.name,
+            url=config.url,
+            settings=config.oauth or McpOAuth(),
+            store_dir=self._oauth_dir,
+            show=self._on_notice or (lambda text: logger.warning("%s", text)),
+            on_authorizing=authorizing,
+        )
 
     async def _cancel(self) -> None:
         task = self._task
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait({task}, timeout=CLOSE_GRACE_S)
-
-
-async def _list_offers(
-    name: str, session: ClientSession, initialized: Any
-) -> tuple[
-    tuple[mcp_types.Tool, ...], tuple[mcp_types.Prompt, ...], tuple[mcp_types.Resource, ...]
-]:
-    """The server's tools, prompts and resources, each listed only when its `initialize`
-    declares it: a server of resources only (that answers `tools/list` with "method not
-    found", as the SDK's servers do) is a working server. A declared list that then
-    fails to come is empty, with a warning; only a failing `tools/list` fails the start."""
-    caps = getattr(initialized, "capabilities", None)
-    tools: tuple[mcp_types.Tool, ...] = ()
-    prompts: tuple[mcp_types.Prompt, ...] = ()
-    resources: tuple[mcp_types.Resource, ...] = ()
-    if caps is None or caps.tools is not None:
-        try:
-            tools = await _list_tools(session)
-        except MCPError as exc:
-            if exc.code != mcp_types.METHOD_NOT_FOUND:
-                raise
-            logger.info("MCP server %s has no tools/list", name)
-    if caps is not None and caps.prompts is not None:
-        try:
-            prompts = tuple((await session.list_prompts()).prompts)
-        except Exception as exc:  # noqa: BLE001 - the rest of the server still works
-            logger.warning("MCP server %s: listing its prompts failed: %s", name, exc)
-    if caps is not None and caps.resources is not None:
-        try:
-            resources = tuple((await session.list_resources()).resources)
-        except Exception as exc:  # noqa: BLE001 - the rest of the server still works
-            logger.warning("MCP server %s: listing its resources failed: %s", name, exc)
-    return tools, prompts, resources
-
-
-async def _list_tools(session: ClientSession) -> tuple[mcp_types.Tool, ...]:
-    tools: list[mcp_types.Tool] = []
-    cursor: str | None = None
-    for _ in range(_MAX_TOOL_PAGES):
-        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tuple(tools)

@@ -51,6 +51,28 @@ class McpOptions:
 
 
 @dataclass(frozen=True)
+class McpOAuth:
+    """Gemini CLI's per-server `oauth` settings (an HTTP or SSE server). `enabled` None:
+    not set; OAuth then starts only when the server answers 401 (discovery)."""
+
+    enabled: bool | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+    authorization_url: str | None = None
+    token_url: str | None = None
+    scopes: tuple[str, ...] = ()
+    redirect_uri: str | None = None
+
+
+def uses_oauth(oauth: McpOAuth | None, headers: tuple[tuple[str, str], ...]) -> bool:
+    """Whether a remote server's requests carry our OAuth: unless `oauth.enabled` is
+    false, or the settings give an `Authorization` header of their own (as Gemini CLI)."""
+    if oauth is not None and oauth.enabled is not None:
+        return oauth.enabled
+    return not any(name.lower() == "authorization" for name, _ in headers)
+
+
+@dataclass(frozen=True)
 class McpStdioServer:
     """A local server the agent starts: `command args...` with `env` added to the agent's
     environment (minus its API keys). It runs in `cwd`, by default the workspace."""
@@ -65,12 +87,16 @@ class McpStdioServer:
 
 @dataclass(frozen=True)
 class McpHttpServer:
-    """A remote server over streamable HTTP, with extra request `headers`."""
+    """A remote server over streamable HTTP, with extra request `headers`.
+    `sse_fallback`: a settings `url` without `type`, tried over streamable HTTP first and,
+    when that fails (other than by asking for authorization), over SSE (as Gemini CLI)."""
 
     name: str
     url: str
     headers: tuple[tuple[str, str], ...] = ()
     options: McpOptions = McpOptions()
+    sse_fallback: bool = False
+    oauth: McpOAuth | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +107,7 @@ class McpSseServer:
     url: str
     headers: tuple[tuple[str, str], ...] = ()
     options: McpOptions = McpOptions()
+    oauth: McpOAuth | None = None
 
 
 McpServerConfig = McpStdioServer | McpHttpServer | McpSseServer
@@ -92,6 +119,29 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 def _pairs(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple((str(k), str(v)) for k, v in value.items()) if isinstance(value, Mapping) else ()
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _oauth(name: str, value: Any) -> McpOAuth | None:
+    """The entry's `oauth` object (a wrong type is warned about and ignored)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        logger.warning("mcpServers.%s.oauth: not an object; ignored", name)
+        return None
+    enabled = value.get("enabled")
+    return McpOAuth(
+        enabled=enabled if isinstance(enabled, bool) else None,
+        client_id=_text(value.get("clientId")),
+        client_secret=_text(value.get("clientSecret")),
+        authorization_url=_text(value.get("authorizationUrl")),
+        token_url=_text(value.get("tokenUrl")),
+        scopes=_strings(value.get("scopes")),
+        redirect_uri=_text(value.get("redirectUri")),
+    )
 
 
 def _options(entry: Mapping[str, Any]) -> McpOptions:
@@ -111,8 +161,8 @@ def servers_from_settings(
     settings: Mapping[str, Any], workspace: Path
 ) -> tuple[McpServerConfig, ...]:
     """Gemini CLI's `mcpServers`: `command`/`args`/`env`/`cwd` (stdio), `httpUrl`
-    (streamable HTTP) or `url` (SSE, or streamable HTTP with `type: "http"`) with
-    `headers`; bad entries are logged and skipped."""
+    (streamable HTTP) or `url` (`type: "http"` or `"sse"`; without `type`, streamable
+    HTTP then SSE) with `headers`; bad entries are logged and skipped."""
     raw = settings.get("mcpServers")
     if not isinstance(raw, Mapping):
         return ()
@@ -122,6 +172,7 @@ def servers_from_settings(
             logger.warning("mcpServers.%s: not an object; skipped", name)
             continue
         options = _options(entry)
+        oauth = _oauth(str(name), entry.get("oauth"))
         if isinstance(entry.get("command"), str) and entry["command"]:
             cwd = entry.get("cwd")
             out.append(
@@ -136,14 +187,27 @@ def servers_from_settings(
             )
         elif isinstance(entry.get("httpUrl"), str):
             out.append(
-                McpHttpServer(str(name), entry["httpUrl"], _pairs(entry.get("headers")), options)
+                McpHttpServer(
+                    str(name), entry["httpUrl"], _pairs(entry.get("headers")), options, oauth=oauth
+                )
             )
-        elif isinstance(entry.get("url"), str) and entry.get("type") == "http":
+        elif isinstance(entry.get("url"), str) and entry.get("type") == "sse":
             out.append(
-                McpHttpServer(str(name), entry["url"], _pairs(entry.get("headers")), options)
+                McpSseServer(
+                    str(name), entry["url"], _pairs(entry.get("headers")), options, oauth=oauth
+                )
             )
         elif isinstance(entry.get("url"), str):
-            out.append(McpSseServer(str(name), entry["url"], _pairs(entry.get("headers")), options))
+            out.append(
+                McpHttpServer(
+                    str(name),
+                    entry["url"],
+                    _pairs(entry.get("headers")),
+                    options,
+                    sse_fallback=entry.get("type") != "http",
+                    oauth=oauth,
+                )
+            )
         else:
             logger.warning("mcpServers.%s: needs command, httpUrl or url; skipped", name)
     return tuple(out)

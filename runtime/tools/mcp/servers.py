@@ -35,6 +35,7 @@ class McpServers:
     `start()`, or sooner when given a bound; a cancelled waiter does not stop the
     connecting); `on_ready` is called as each server is ready. `take_notices()`
     returns, once, the messages for the user about servers that failed or stopped.
+    With `oauth_dir`, remote servers may use OAuth (`oauth`), their tokens kept there.
     """
 
     def __init__(
@@ -45,6 +46,7 @@ class McpServers:
         start_timeout: float = MCP_START_TIMEOUT_S,
         call_timeout: float = MCP_CALL_TIMEOUT_S,
         prompt_wait: float = MCP_PROMPT_WAIT_S,
+        oauth_dir: Path | None = None,
     ) -> None:
         self.prompt_wait = prompt_wait
         self._notices: list[str] = []
@@ -64,12 +66,22 @@ class McpServers:
                     start_timeout=start_timeout,
                     call_timeout=call_timeout,
                     on_lost=self._lost,
+                    oauth_dir=oauth_dir,
+                    on_notice=self._tell,
                 )
             )
         self._starting: asyncio.Task[None] | None = None
         self._started_at = 0.0
         self._restarting: set[asyncio.Task[None]] = set()
         self.on_ready: Callable[[], None] | None = None
+        self.on_notice: Callable[[str], None] | None = None
+        """Shows a message at once (an authorization link); without it, it is queued."""
+
+    def _tell(self, text: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(text)
+        else:
+            self._notices.append(text)
 
     def start(self) -> None:
         if self._starting is None:

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from mcp import types as mcp_types
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from runtime.protocol import DisplayText, ToolDisplay, ToolKind
@@ -133,7 +134,9 @@ class GcliMcpTool(GcliTool):
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         try:
-            result = await self.connection.call_tool(self.server_tool_name, args)
+            result = await self.connection.call_tool(
+                self.server_tool_name, args, progress_reporter(env)
+            )
         except McpUnavailable as exc:
             return ToolResult(
                 llm_content=f"The MCP server '{self.mcp_server}' is not available ({exc}); "
@@ -149,6 +152,25 @@ class GcliMcpTool(GcliTool):
                 error_type="mcp_error",
             )
         return tool_result(self.server_tool_name, result)
+
+
+def progress_text(progress: float, total: float | None, message: str | None) -> str:
+    """A `notifications/progress` as the line shown on the call: its message, and how far."""
+    amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+    return f"{message} ({amount})" if message else f"Progress: {amount}"
+
+
+def progress_reporter(env: ToolEnv) -> ProgressFnT | None:
+    """The server's progress for this call, shown as the call's content (seam: tool
+    progress, `ToolEnv.on_progress`; the editor gets updates of this tool call)."""
+    report = env.on_progress
+    if report is None:
+        return None
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        await report((DisplayText(text=progress_text(progress, total, message)),))
+
+    return on_progress
 
 
 def tool_result(tool: str, result: mcp_types.CallToolResult) -> ToolResult:

@@ -246,11 +246,19 @@ def test_settings_servers_take_their_transport_from_the_entry(tmp_path: Path) ->
             "nothing": {"trust": True},
         }
     }
-    kinds = {c.name: type(c) for c in servers_from_settings(settings, tmp_path)}
-    assert kinds == {
+    servers = {c.name: c for c in servers_from_settings(settings, tmp_path)}
+    assert {name: type(c) for name, c in servers.items()} == {
         "local": McpStdioServer,
         "streamable": McpHttpServer,
         "typed": McpHttpServer,
-        "events": McpSseServer,
+        "events": McpHttpServer,  # no `type`: streamable HTTP first, then SSE
         "events-typed": McpSseServer,
+    }
+    fallback = {n: getattr(c, "sse_fallback", None) for n, c in servers.items()}
+    assert fallback == {
+        "local": None,
+        "streamable": False,
+        "typed": False,
+        "events": True,
+        "events-typed": None,
     }
