@@ -120,3 +120,4 @@ class ServerState:
         for result in results:
             if isinstance(result, BaseException):
                 logger.warning("closing a session failed: %s", result)
+        await self.service.aclose()

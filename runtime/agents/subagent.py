@@ -299,6 +299,7 @@ async def start_subagent(
     docstring)."""
     from runtime.adk.agent_protocol import StopRequest
     from runtime.services.recording import SessionStore
+    from runtime.services.session_store import FileRecordStore
 
     spec = parent.spec
     config = dataclasses.replace(
@@ -309,9 +310,11 @@ async def start_subagent(
     )
     session_id = f"{parent.id}-{definition.name}-{uuid.uuid4().hex[:8]}"
     recording = None
-    if spec.recording is not None:
-        store = SessionStore(spec.recording.path.parent.parent)
-        recording = store.create(
+    records = spec.records
+    if records is None and spec.recording is not None:
+        records = FileRecordStore(SessionStore(spec.recording.path.parent.parent))
+    if records is not None:
+        recording = await records.create(
             session_id,
             config.workspace,
             additional=spec.additional_roots,
@@ -328,6 +331,7 @@ async def start_subagent(
             generator=parent.generator,
             kind="subagent",
             recording=recording,
+            records=records,
             system_prompt=definition.prompt + COMPLETE_RULE,
             tool_names=tuple(t for t in definition.tools if t != COMPLETE_TASK),
             extra_tools=(CompleteTaskTool(outcome),),

@@ -69,6 +69,13 @@ class ChatRecordingService:
 
     def __init__(self, path: Path, record: ConversationRecord) -> None:
         self.path = path
+        self._remember(record)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        if record.torn_lines:
+            self._write_raw(b"\n")  # the next line must not continue a torn one
+
+    def _remember(self, record: ConversationRecord) -> None:
+        """The record's state in memory (any store's recording starts here)."""
         self.session_id = record.session_id
         self.metadata = dict(record.metadata)
         self._messages: dict[str, Message] = {m["id"]: m for m in record.messages}
@@ -78,9 +85,6 @@ class ChatRecordingService:
         self._newest: str | None = next(reversed(self._messages), None)
         self.on_listing_changed: Callable[[dict[str, Any]], None] | None = None
         """Called with the metadata when a listed field (title) changes: the store's index."""
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        if record.torn_lines:
-            self._write_raw(b"\n")  # the next line must not continue a torn one
 
     # ------------------------------------------------------------ writing
 
@@ -160,6 +164,11 @@ class ChatRecordingService:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    async def aclose(self) -> None:
+        """Close once every line is stored (a file's are at once; a database store's
+        queued lines are written and its lease let go first)."""
+        self.close()
 
 
 # ---------------------------------------------------------------- the store

@@ -299,7 +299,7 @@ class AgentSession:
             if self.mcp is not None:
                 await self.mcp.servers.close()
             if self.spec.recording is not None:
-                self.spec.recording.close()
+                await self.spec.recording.aclose()
             else:  # a recorded session's masked outputs stay with its record
                 await asyncio.to_thread(self._remove_tool_outputs)
 
