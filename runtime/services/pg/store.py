@@ -166,9 +166,7 @@ class PgRecordStore:
         (time, id), so sessions written meanwhile neither repeat nor skip others."""
         after_at, after_id = _after(cursor)
         pool = await self.pool()
-        rows = await pool.fetch(
-            LISTED, str(cwd) if cwd else None, after_at, after_id, limit + 1
-        )
+        rows = await pool.fetch(LISTED, str(cwd) if cwd else None, after_at, after_id, limit + 1)
         listed = [_summary(row) for row in rows[:limit]]
         more = len(rows) > limit
         last = rows[limit - 1] if more else None
