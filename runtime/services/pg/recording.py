@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,6 @@ from runtime.services.recording import ChatRecordingService, ConversationRecord
 
 if TYPE_CHECKING:
     from runtime.services.pg.lease import Lease
-    from runtime.services.pg.store import PgRecordStore
 
 logger = logging.getLogger(__name__)
 
@@ -34,15 +33,18 @@ RETRY_MAX_S = 5.0
 
 _closing: set[asyncio.Task[None]] = set()  # closes started from sync code, kept alive
 
+Append = Callable[[str, str, list[str]], Awaitable[bool]]
+"""The store's insert: (session id, lease holder, lines) → False if the lease is gone."""
+
 
 class PgChatRecording(ChatRecordingService):
     """One session's record in PostgreSQL, driven under `lease` (module docstring)."""
 
-    def __init__(self, store: PgRecordStore, record: ConversationRecord, lease: Lease) -> None:
+    def __init__(self, append: Append, record: ConversationRecord, lease: Lease) -> None:
         self.path = Path(f"postgresql:{record.session_id}")
         self._remember(record)
         self._fd = None
-        self.store = store
+        self._append = append
         self.lease = lease
         self._closed = False
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
@@ -82,7 +84,7 @@ class PgChatRecording(ChatRecordingService):
                 logger.error("session %s: %d record line(s) dropped", self.session_id, len(batch))
                 return
             try:
-                written = await self.store.append(self.session_id, self.lease.holder, batch)
+                written = await self._append(self.session_id, self.lease.holder, batch)
             except Exception as exc:  # noqa: BLE001 - asyncpg's and the socket's errors: retried
                 logger.warning("cannot write the record of %s (retrying): %s", self.session_id, exc)
                 await asyncio.sleep(delay)

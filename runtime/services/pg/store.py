@@ -133,7 +133,7 @@ class PgRecordStore:
             )
             await conn.fetchval(TAKE, session_id, self.holder, self.lease_s)
         lease = Lease(pool, session_id, self.holder, self.lease_s)
-        return PgChatRecording(self, ConversationRecord(session_id, metadata), lease)
+        return PgChatRecording(self.append, ConversationRecord(session_id, metadata), lease)
 
     async def open(self, session_id: str) -> tuple[ChatRecordingService, ConversationRecord] | None:
         pool = await self.pool()
@@ -144,7 +144,7 @@ class PgRecordStore:
         if record is None:  # deleted meanwhile
             await lease.release()
             return None
-        return PgChatRecording(self, record, lease), record
+        return PgChatRecording(self.append, record, lease), record
 
     async def read(self, session_id: str) -> ConversationRecord | None:
         pool = await self.pool()
