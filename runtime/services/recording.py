@@ -174,6 +174,27 @@ class ChatRecordingService:
 # ---------------------------------------------------------------- the store
 
 
+def new_metadata(
+    session_id: str,
+    cwd: Path,
+    additional: tuple[Path, ...] = (),
+    kind: str = "main",
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A new record's metadata line (every store's)."""
+    started = now_iso()
+    return {
+        "sessionId": session_id,
+        "projectHash": project_hash(cwd),
+        "startTime": started,
+        "lastUpdated": started,
+        "kind": kind,
+        "cwd": str(cwd),
+        "additionalDirectories": [str(p) for p in additional],
+        **(extra or {}),
+    }
+
+
 @dataclass(frozen=True)
 class SessionSummary:
     """One listed session."""
@@ -207,17 +228,7 @@ class SessionStore:
         folder = self._folder(cwd)
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = folder / f"{session_id}{RECORD_SUFFIX}"
-        started = now_iso()
-        metadata = {
-            "sessionId": session_id,
-            "projectHash": project_hash(cwd),
-            "startTime": started,
-            "lastUpdated": started,
-            "kind": kind,
-            "cwd": str(cwd),
-            "additionalDirectories": [str(p) for p in additional],
-            **(extra or {}),
-        }
+        metadata = new_metadata(session_id, cwd, additional, kind, extra)
         with open(path, "x", encoding="utf-8") as out:  # a new id: the file must not exist
             out.write(json.dumps(metadata, ensure_ascii=False) + "\n")
         os.chmod(path, 0o600)

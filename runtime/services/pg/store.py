@@ -25,8 +25,13 @@ from runtime.errors import ConfigError
 from runtime.services.pg.lease import POLL_S, TAKE, Lease, new_holder
 from runtime.services.pg.migrations import migrate
 from runtime.services.pg.recording import PgChatRecording
-from runtime.services.record import now_iso, parse_record, project_hash
-from runtime.services.recording import ChatRecordingService, ConversationRecord, SessionSummary
+from runtime.services.record import parse_record
+from runtime.services.recording import (
+    ChatRecordingService,
+    ConversationRecord,
+    SessionSummary,
+    new_metadata,
+)
 from runtime.services.session_store import InvalidCursorError, SessionLeasedError, SessionPage
 
 if TYPE_CHECKING:
@@ -107,18 +112,7 @@ class PgRecordStore:
         extra: dict[str, Any] | None = None,
     ) -> ChatRecordingService:
         pool = await self.pool()
-        started = now_iso()
-        dirs = [str(p) for p in additional]
-        metadata = {
-            "sessionId": session_id,
-            "projectHash": project_hash(cwd),
-            "startTime": started,
-            "lastUpdated": started,
-            "kind": kind,
-            "cwd": str(cwd),
-            "additionalDirectories": dirs,
-            **(extra or {}),
-        }
+        metadata = new_metadata(session_id, cwd, additional, kind, extra)
         title = metadata.get("title")
         async with pool.acquire() as conn, conn.transaction():
             await conn.execute(
@@ -128,7 +122,7 @@ class PgRecordStore:
                 str(cwd),
                 kind,
                 title if isinstance(title, str) else None,
-                json.dumps(dirs),
+                json.dumps(metadata["additionalDirectories"]),
                 json.dumps(metadata, ensure_ascii=False),
             )
             await conn.fetchval(TAKE, session_id, self.holder, self.lease_s)

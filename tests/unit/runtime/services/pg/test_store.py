@@ -31,6 +31,14 @@ async def store(pg_url: str) -> AsyncIterator[PgRecordStore]:
     await made.close()
 
 
+@pytest.fixture
+async def other(pg_url: str) -> AsyncIterator[PgRecordStore]:
+    """Another process's store on the same database."""
+    made = PgRecordStore(pg_url, lease_s=1.0)
+    yield made
+    await made.close()
+
+
 async def _recorded(store: PgRecordStore, session_id: str, *texts: str, cwd: Path = CWD) -> None:
     recording = await store.create(session_id, cwd)
     for n, text in enumerate(texts):
@@ -129,23 +137,20 @@ async def test_migrations_are_versioned_and_idempotent(pg_url: str) -> None:
 
 
 async def test_the_lease_is_renewed_refused_to_others_and_let_go_on_close(
-    store: PgRecordStore, pg_url: str
+    pg_url: str, other: PgRecordStore
 ) -> None:
-    recording = await store.create("s1", CWD)
-    assert isinstance(recording, PgChatRecording)
-    other = PgRecordStore(pg_url, lease_s=1.0)
+    holder = PgRecordStore(pg_url, lease_s=5.0)  # long: a busy machine does not lose it
+    recording = await holder.create("s1", CWD)
     other.wait_s = 0.0
     try:
-        pool = await store.pool()
-        first = await pool.fetchval("SELECT expires_at FROM adk_leases WHERE session_id = 's1'")
-        while (
-            await pool.fetchval("SELECT expires_at FROM adk_leases WHERE session_id = 's1'")
-            == first
-        ):
+        pool = await holder.pool()
+        query = "SELECT expires_at FROM adk_leases WHERE session_id = 's1'"
+        first = await pool.fetchval(query)
+        while await pool.fetchval(query) == first:
             await asyncio.sleep(0.05)  # renewed while held
         with pytest.raises(SessionLeasedError) as refused:
             await other.open("s1")
-        assert store.holder in str(refused.value) and "driven by another" in str(refused.value)
+        assert holder.holder in str(refused.value) and "driven by another" in str(refused.value)
         with pytest.raises(SessionLeasedError):
             await other.delete("s1")
         await recording.aclose()  # lets go: the other takes it at once
@@ -153,11 +158,11 @@ async def test_the_lease_is_renewed_refused_to_others_and_let_go_on_close(
         assert opened is not None
         await opened[0].aclose()
     finally:
-        await other.close()
+        await holder.close()
 
 
 async def test_a_dead_holders_lease_is_taken_over_after_it_expires_and_its_writes_are_fenced(
-    store: PgRecordStore, pg_url: str
+    store: PgRecordStore, other: PgRecordStore
 ) -> None:
     recording = await store.create("s1", CWD)
     assert isinstance(recording, PgChatRecording)
@@ -165,20 +170,16 @@ async def test_a_dead_holders_lease_is_taken_over_after_it_expires_and_its_write
     keeper = recording.lease._keeper
     assert keeper is not None
     keeper.cancel()  # the holder stops renewing, as a killed process does
-    other = PgRecordStore(pg_url, lease_s=1.0)
-    try:
-        opened = await other.open("s1")  # waits for the expiry, then takes over
-        assert opened is not None
-        taken, record = opened
-        assert [m["id"] for m in record.messages] == ["u1"]
-        taken.record_message({"id": "u2", "type": "user", "content": "new holder"})
-        await taken.aclose()
-        recording.record_message({"id": "u3", "type": "user", "content": "old holder, too late"})
-        await recording.aclose()
-        final = await other.read("s1")
-        assert final is not None and [m["id"] for m in final.messages] == ["u1", "u2"]
-    finally:
-        await other.close()
+    opened = await other.open("s1")  # waits for the expiry, then takes over
+    assert opened is not None
+    taken, record = opened
+    assert [m["id"] for m in record.messages] == ["u1"]
+    taken.record_message({"id": "u2", "type": "user", "content": "new holder"})
+    await taken.aclose()
+    recording.record_message({"id": "u3", "type": "user", "content": "old holder, too late"})
+    await recording.aclose()
+    final = await other.read("s1")
+    assert final is not None and [m["id"] for m in final.messages] == ["u1", "u2"]
 
 
 RACER = textwrap.dedent(
