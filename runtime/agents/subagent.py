@@ -299,7 +299,7 @@ async def start_subagent(
     docstring)."""
     from runtime.adk.agent_protocol import StopRequest
     from runtime.services.recording import SessionStore
-    from runtime.services.session_store import FileRecordStore
+    from runtime.services.session_store import FileRecordStore, NewRecord
 
     spec = parent.spec
     config = dataclasses.replace(
@@ -315,11 +315,13 @@ async def start_subagent(
         records = FileRecordStore(SessionStore(spec.recording.path.parent.parent))
     if records is not None:
         recording = await records.create(
-            session_id,
-            config.workspace,
-            additional=spec.additional_roots,
-            kind="subagent",
-            extra={"parentSessionId": parent.id, "agent": definition.name},
+            NewRecord(
+                session_id,
+                config.workspace,
+                spec.additional_roots,
+                kind="subagent",
+                extra={"parentSessionId": parent.id, "agent": definition.name},
+            )
         )
     child = await create_session(
         SessionSpec(

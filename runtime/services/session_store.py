@@ -27,6 +27,7 @@ from runtime.services.recording import (
     SessionStore,
     SessionSummary,
     load_record,
+    new_metadata,
 )
 
 if TYPE_CHECKING:
@@ -55,6 +56,21 @@ class SessionLeasedError(StreamActiveError):
 
 
 @dataclass(frozen=True)
+class NewRecord:
+    """What a new record starts with: its id, workspace and roots, kind, and further
+    metadata (a fork's source, a subagent's parent, an imported chat's fields)."""
+
+    session_id: str
+    cwd: Path
+    additional: tuple[Path, ...] = ()
+    kind: str = "main"
+    extra: dict[str, Any] | None = None
+
+    def metadata(self) -> dict[str, Any]:
+        return new_metadata(self.session_id, self.cwd, self.additional, self.kind, self.extra)
+
+
+@dataclass(frozen=True)
 class SessionPage:
     """One page of `list`: newest first; `next_cursor` None on the last page."""
 
@@ -65,15 +81,7 @@ class SessionPage:
 class RecordStore(Protocol):
     """The session store seam (see the module docstring)."""
 
-    async def create(
-        self,
-        session_id: str,
-        cwd: Path,
-        *,
-        additional: tuple[Path, ...] = (),
-        kind: str = "main",
-        extra: dict[str, Any] | None = None,
-    ) -> ChatRecordingService:
+    async def create(self, new: NewRecord) -> ChatRecordingService:
         """A new record (the id must be new), driven by this process."""
         ...
 
@@ -106,16 +114,10 @@ class FileRecordStore:
         self.files = files
         self.gemini_cli = gemini_cli
 
-    async def create(
-        self,
-        session_id: str,
-        cwd: Path,
-        *,
-        additional: tuple[Path, ...] = (),
-        kind: str = "main",
-        extra: dict[str, Any] | None = None,
-    ) -> ChatRecordingService:
-        return self.files.create(session_id, cwd, additional=additional, kind=kind, extra=extra)
+    async def create(self, new: NewRecord) -> ChatRecordingService:
+        return self.files.create(
+            new.session_id, new.cwd, additional=new.additional, kind=new.kind, extra=new.extra
+        )
 
     async def open(self, session_id: str) -> tuple[ChatRecordingService, ConversationRecord] | None:
         return self.files.open(session_id)

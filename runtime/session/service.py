@@ -36,6 +36,7 @@ from runtime.services.recording import (
 from runtime.services.session_store import (
     FileRecordStore,
     InvalidCursorError,
+    NewRecord,
     RecordStore,
     SessionLeasedError,
     SessionPage,
@@ -147,7 +148,7 @@ class SessionService:
         )
         config = self._config(cwd)
         if recorded is None:
-            recording = await self.records().create(session_id, cwd, additional=extra)
+            recording = await self.records().create(NewRecord(session_id, cwd, extra))
             history: tuple[Any, ...] = ()
         else:
             recording, record = recorded
@@ -197,7 +198,7 @@ class SessionService:
         cwd = workspace_dir(request.cwd, "cwd")
         session_id = uuid.uuid4().hex
         copy = await self.records().create(
-            session_id, cwd, additional=self._roots(request), extra={"forkedFrom": source_id}
+            NewRecord(session_id, cwd, self._roots(request), extra={"forkedFrom": source_id})
         )
         for message in record.messages:
             copy.record_message(message.copy())
@@ -277,7 +278,7 @@ class SessionService:
         chat = self._gemini_cli().read(cwd, session_id)
         if chat is None:
             raise SessionNotFoundError(session_id)
-        recording = await self.records().create(session_id, cwd, extra=chat.metadata)
+        recording = await self.records().create(NewRecord(session_id, cwd, extra=chat.metadata))
         for message in chat.messages:
             recording.record_message(message.copy())
         if chat.title:

@@ -30,9 +30,13 @@ from runtime.services.recording import (
     ChatRecordingService,
     ConversationRecord,
     SessionSummary,
-    new_metadata,
 )
-from runtime.services.session_store import InvalidCursorError, SessionLeasedError, SessionPage
+from runtime.services.session_store import (
+    InvalidCursorError,
+    NewRecord,
+    SessionLeasedError,
+    SessionPage,
+)
 
 if TYPE_CHECKING:
     import asyncpg
@@ -102,25 +106,18 @@ class PgRecordStore:
 
     # ------------------------------------------------------------ the seam
 
-    async def create(
-        self,
-        session_id: str,
-        cwd: Path,
-        *,
-        additional: tuple[Path, ...] = (),
-        kind: str = "main",
-        extra: dict[str, Any] | None = None,
-    ) -> ChatRecordingService:
+    async def create(self, new: NewRecord) -> ChatRecordingService:
         pool = await self.pool()
-        metadata = new_metadata(session_id, cwd, additional, kind, extra)
+        metadata = new.metadata()
+        session_id = new.session_id
         title = metadata.get("title")
         async with pool.acquire() as conn, conn.transaction():
             await conn.execute(
                 "INSERT INTO adk_sessions (id, cwd, kind, title, additional_directories, metadata)"
                 " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)",
                 session_id,
-                str(cwd),
-                kind,
+                str(new.cwd),
+                new.kind,
                 title if isinstance(title, str) else None,
                 json.dumps(metadata["additionalDirectories"]),
                 json.dumps(metadata, ensure_ascii=False),

@@ -19,7 +19,7 @@ from runtime.services.pg.lease import Lease
 from runtime.services.pg.migrations import migrate, shipped
 from runtime.services.pg.recording import PgChatRecording
 from runtime.services.pg.store import PgRecordStore
-from runtime.services.session_store import InvalidCursorError, SessionLeasedError
+from runtime.services.session_store import InvalidCursorError, NewRecord, SessionLeasedError
 
 CWD = Path("/work/project")
 
@@ -40,7 +40,7 @@ async def other(pg_url: str) -> AsyncIterator[PgRecordStore]:
 
 
 async def _recorded(store: PgRecordStore, session_id: str, *texts: str, cwd: Path = CWD) -> None:
-    recording = await store.create(session_id, cwd)
+    recording = await store.create(NewRecord(session_id, cwd))
     for n, text in enumerate(texts):
         recording.record_message({"id": f"{session_id}-{n}", "type": "user", "content": text})
     await recording.aclose()
@@ -49,7 +49,7 @@ async def _recorded(store: PgRecordStore, session_id: str, *texts: str, cwd: Pat
 async def test_lines_are_appended_in_order_and_read_back_like_the_files(
     store: PgRecordStore,
 ) -> None:
-    recording = await store.create("s1", CWD, additional=(Path("/extra"),))
+    recording = await store.create(NewRecord("s1", CWD, (Path("/extra"),)))
     recording.record_message({"id": "u1", "type": "user", "content": [{"text": "hi"}]})
     answer = {"id": "g1", "type": "gemini", "content": "hel"}
     recording.record_message(answer)  # type: ignore[arg-type]
@@ -82,7 +82,7 @@ async def test_listing_is_newest_first_a_page_at_a_time(store: PgRecordStore) ->
     for n in range(5):
         await _recorded(store, f"s{n}", "hello")
     await _recorded(store, "elsewhere", "hello", cwd=Path("/other"))
-    child = await store.create("s0-child", CWD, kind="subagent")
+    child = await store.create(NewRecord("s0-child", CWD, kind="subagent"))
     await child.aclose()
     opened = await store.open("s1")  # reopened and written last: listed first
     assert opened is not None
@@ -140,7 +140,7 @@ async def test_the_lease_is_renewed_refused_to_others_and_let_go_on_close(
     pg_url: str, other: PgRecordStore
 ) -> None:
     holder = PgRecordStore(pg_url, lease_s=5.0)  # long: a busy machine does not lose it
-    recording = await holder.create("s1", CWD)
+    recording = await holder.create(NewRecord("s1", CWD))
     other.wait_s = 0.0
     try:
         pool = await holder.pool()
@@ -164,7 +164,7 @@ async def test_the_lease_is_renewed_refused_to_others_and_let_go_on_close(
 async def test_a_dead_holders_lease_is_taken_over_after_it_expires_and_its_writes_are_fenced(
     store: PgRecordStore, other: PgRecordStore
 ) -> None:
-    recording = await store.create("s1", CWD)
+    recording = await store.create(NewRecord("s1", CWD))
     assert isinstance(recording, PgChatRecording)
     recording.record_message({"id": "u1", "type": "user", "content": "before"})
     keeper = recording.lease._keeper
