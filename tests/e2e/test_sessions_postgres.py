@@ -18,26 +18,39 @@ from tests.e2e.test_sessions import contents_text, env_of, kill_9
 from tests.e2e.tools_harness import EDITOR, Agent, MakeAgent, start_agent
 from tests.fakes.gemini_server import FakeGeminiServer, HangPoint, text_response
 
-LEASE = {"ADK_ACP_LEASE_SECONDS": "2"}
 BUSY = -32004
+# Two agent processes per test on a machine that may be busy.
+pytestmark = pytest.mark.timeout(180)
+
+
+def lease(seconds: float) -> dict[str, str]:
+    """The lease period of a process: short for a takeover, long enough elsewhere that
+    a busy machine's pauses do not let a live holder's lease expire."""
+    return {"ADK_ACP_LEASE_SECONDS": str(seconds)}
 
 
 async def first_process(
-    make_agent: MakeAgent, tmp_path: Path, fake: FakeGeminiServer, url: str
+    make_agent: MakeAgent, tmp_path: Path, fake: FakeGeminiServer, url: str, lease_s: float
 ) -> Agent:
     return await start_agent(
-        make_agent, tmp_path, fake, EDITOR, args=["--store", url], env_extra=LEASE
+        make_agent, tmp_path, fake, EDITOR, args=["--store", url], env_extra=lease(lease_s)
     )
 
 
 async def second_process(
-    make_agent: MakeAgent, agent: Agent, url: str, tmp_path: Path
+    make_agent: MakeAgent, agent: Agent, url: str, tmp_path: Path, lease_s: float
 ) -> AcpTestClient:
-    """Another process on the same database, with a HOME of its own (no shared files)."""
+    """Another process on the same database (named by `ADK_ACP_STORE` this time), with a
+    HOME of its own (no shared files)."""
     home = tmp_path / "home-2"
     home.mkdir()
-    env = env_of(agent) | LEASE | {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
-    client = await make_agent([*AGENT_COMMAND, "--store", url], env, cwd=agent.workspace)
+    env = (
+        env_of(agent)
+        | lease(lease_s)
+        | {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    )
+    env["ADK_ACP_STORE"] = url
+    client = await make_agent(AGENT_COMMAND, env, cwd=agent.workspace)
     await client.initialize(EDITOR)
     return client
 
@@ -56,14 +69,14 @@ async def test_a_session_is_listed_loaded_and_continued_in_another_process(
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, pg_url: str
 ) -> None:
     fake_gemini.add(text_response("first answer"), text_response("second answer"))
-    agent = await first_process(make_agent, tmp_path, fake_gemini, pg_url)
+    agent = await first_process(make_agent, tmp_path, fake_gemini, pg_url, 6)
     assert await agent.prompt("hello there") == {"stopReason": "end_turn"}
-    other = await second_process(make_agent, agent, pg_url, tmp_path)
+    other = await second_process(make_agent, agent, pg_url, tmp_path, 6)
 
     [info] = (await other.request("session/list", {"cwd": str(agent.workspace)}))["sessions"]
     assert (info["sessionId"], info["title"]) == (agent.session_id, "hello there")
     with pytest.raises(AcpError) as refused:  # the first one drives it: said after a lease
-        await other.load_session(agent.session_id, agent.workspace)
+        await other.load_session(agent.session_id, agent.workspace, timeout=60)
     assert refused.value.code == BUSY
     assert "driven by another adk-acp process" in refused.value.message
     assert other.updates(agent.session_id) == []
@@ -91,7 +104,7 @@ async def test_kill_9_mid_turn_loses_nothing_recorded_and_the_other_process_take
     fake_gemini.add(
         text_response("first answer"), text_response(["partial ", "rest"]).hang_after(1, hang)
     )
-    agent = await first_process(make_agent, tmp_path, fake_gemini, pg_url)
+    agent = await first_process(make_agent, tmp_path, fake_gemini, pg_url, 2)
     assert await agent.prompt("one") == {"stopReason": "end_turn"}
     pending = agent.client.start_prompt(agent.session_id, "two")
     await hang.wait_reached_async()
@@ -102,10 +115,10 @@ async def test_kill_9_mid_turn_loses_nothing_recorded_and_the_other_process_take
     hang.release()
     del pending
 
-    other = await second_process(make_agent, agent, pg_url, tmp_path)
+    other = await second_process(make_agent, agent, pg_url, tmp_path, 2)
     listed = await other.request("session/list", {"cwd": str(agent.workspace)})
     assert [s["sessionId"] for s in listed["sessions"]] == [agent.session_id]
-    await other.load_session(agent.session_id, agent.workspace)  # once the lease expired
+    await other.load_session(agent.session_id, agent.workspace, timeout=60)  # lease expired
     assert (await record_lines(pg_url))[: len(recorded)] == recorded  # nothing lost
     users = [u["content"]["text"] for u in other.updates(agent.session_id, "user_message_chunk")]
     assert users == ["one", "two"]
