@@ -165,6 +165,11 @@ class ChatRecordingService:
             os.close(self._fd)
             self._fd = None
 
+    async def still_driving(self) -> bool:
+        """Before a turn: whether this process still drives the session (a file's
+        always; a database store's while its lease is renewed, `pg/recording.py`)."""
+        return True
+
     async def aclose(self) -> None:
         """Close once every line is stored (a file's are at once; a database store's
         queued lines are written and its lease let go first)."""

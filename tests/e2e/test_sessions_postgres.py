@@ -8,6 +8,7 @@ over once the dead one's lease expires."""
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 
 import asyncpg
@@ -131,3 +132,26 @@ async def test_kill_9_mid_turn_loses_nothing_recorded_and_the_other_process_take
         ("user", "two"),
         ("user", "three"),
     ]
+
+
+async def test_a_paused_process_whose_lease_was_taken_over_refuses_the_next_prompt(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, pg_url: str
+) -> None:
+    fake_gemini.add(text_response("first answer"), text_response("answered elsewhere"))
+    agent = await first_process(make_agent, tmp_path, fake_gemini, pg_url, 2)
+    assert await agent.prompt("one") == {"stopReason": "end_turn"}
+    process = agent.client.process
+    assert process is not None
+    process.send_signal(signal.SIGSTOP)  # paused: its lease is no longer renewed
+    try:
+        other = await second_process(make_agent, agent, pg_url, tmp_path, 2)
+        await other.load_session(agent.session_id, agent.workspace, timeout=60)  # taken over
+        assert await other.prompt(agent.session_id, "two") == {"stopReason": "end_turn"}
+    finally:
+        process.send_signal(signal.SIGCONT)
+    with pytest.raises(AcpError) as refused:
+        await agent.prompt("three, from the paused one")
+    assert refused.value.code == BUSY and "taken over by another" in refused.value.message
+    assert agent.client.text_of(agent.session_id) == "first answer"
+    assert not any("paused one" in line for line in await record_lines(pg_url))
+    assert len(fake_gemini.generate_requests) == 2  # the refused prompt reached no model

@@ -95,6 +95,17 @@ class PgChatRecording(ChatRecordingService):
                 continue  # logged and dropped above
             return
 
+    async def still_driving(self) -> bool:
+        """The lease renewed now (a turn starts): False once another process took it."""
+        if self.lease.lost:
+            return False
+        try:
+            if not await self.lease.renew():
+                self.lease.lost = True
+        except Exception as exc:  # noqa: BLE001 - the database unreachable: lines are fenced anyway
+            logger.warning("cannot renew the lease of %s: %s", self.session_id, exc)
+        return not self.lease.lost
+
     # ------------------------------------------------------------ closing
 
     def close(self) -> None:

@@ -174,6 +174,7 @@ async def test_a_dead_holders_lease_is_taken_over_after_it_expires_and_its_write
     assert opened is not None
     taken, record = opened
     assert [m["id"] for m in record.messages] == ["u1"]
+    assert await taken.still_driving() and not await recording.still_driving()
     taken.record_message({"id": "u2", "type": "user", "content": "new holder"})
     await taken.aclose()
     recording.record_message({"id": "u3", "type": "user", "content": "old holder, too late"})
