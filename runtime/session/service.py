@@ -8,8 +8,8 @@ PostgreSQL database, else the JSONL files of `--sessions-dir`/the user setting/t
 state dir), Gemini CLI's chats (listed, and imported into the store the first time one
 is opened) and each session's tool-outputs folder. Every session is recorded from
 its first prompt; a reopened or forked one gets its recorded conversation back as the
-model's history, with its recorded mode and model choice. It speaks no protocol: its errors are the
-runtime's (`SessionNotFoundError`, `WrongWorkspaceError`, `WorkspaceError`, and
+model's history, with its recorded mode and model choice. It speaks no protocol: its
+errors are the runtime's (`SessionNotFoundError`, `WrongWorkspaceError`, `WorkspaceError`, and
 `AuthRequiredError` from the credentials, `SessionLeasedError` when another process
 drives a database session).
 """
