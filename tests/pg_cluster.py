@@ -93,7 +93,8 @@ class Cluster:
     @classmethod
     def start(cls, bin: Path) -> Cluster:
         owner = SUPERUSER if os.geteuid() == 0 else None
-        folder = Path(tempfile.mkdtemp(prefix="adk-acp-pg-"))
+        # as root, in /tmp itself: the server's user must reach it ($TMPDIR may not be)
+        folder = Path(tempfile.mkdtemp(prefix="adk-acp-pg-", dir="/tmp" if owner else None))
         if owner is not None:
             account = pwd.getpwnam(owner)
             os.chown(folder, account.pw_uid, account.pw_gid)
