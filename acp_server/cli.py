@@ -80,6 +80,13 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
         "else $XDG_STATE_HOME/adk-acp/sessions, by default ~/.local/state/adk-acp/sessions)",
     )
     parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep sessions in a PostgreSQL database (postgresql://user@host/db; else "
+        "$ADK_ACP_STORE, else general.sessionStore in ~/.gemini/settings.json), shared by "
+        "every adk-acp using it, instead of the JSONL files (needs adk-acp[postgres])",
+    )
+    parser.add_argument(
         "--approval-mode",
         choices=[mode.id for mode in MODES],
         help="initial approval mode of new sessions (default: default)",
@@ -204,6 +211,7 @@ def _flags(args: argparse.Namespace) -> Any:
         max_tokens=args.max_tokens,
         max_time_s=args.max_time,
         sessions_dir=args.sessions_dir.resolve() if args.sessions_dir else None,
+        store=args.store,
     )
 
 

@@ -116,6 +116,7 @@ class ServerState:
 
     async def shutdown(self) -> None:
         await close_all(self.sessions)
+        await self.service.aclose()
 
 
 async def close_all(sessions: MutableMapping[str, AcpSession]) -> None:

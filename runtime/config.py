@@ -63,6 +63,8 @@ class AgentFlags:
     max_tokens: int | None = None
     max_time_s: float | None = None
     sessions_dir: Path | None = None
+    store: str | None = None
+    """`--store`: a `postgresql://` URL for sessions in a database (else the files)."""
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,27 @@ def resolve_sessions_dir(flags: AgentFlags, env: dict[str, str], home: Path) -> 
         path = Path(configured).expanduser()
         return path if path.is_absolute() else home / path
     return default_sessions_dir(env, home)
+
+
+STORE_ENV = "ADK_ACP_STORE"
+
+
+def resolve_store_url(flags: AgentFlags, env: dict[str, str], home: Path) -> str | None:
+    """Where sessions are stored when not in files: --store, then $ADK_ACP_STORE, then
+    `general.sessionStore` in the user's settings (never a workspace's); None: the
+    JSONL files of `resolve_sessions_dir`. Only `postgresql://` URLs are known."""
+    from runtime.services.session_store import is_database_url
+
+    url = flags.store or env.get(STORE_ENV)
+    if not url:
+        user = _section(read_settings(home / ".gemini" / "settings.json", env).data, "general")
+        configured = user.get("sessionStore")
+        url = configured if isinstance(configured, str) else None
+    if not url:
+        return None
+    if not is_database_url(url):
+        raise ConfigError("the session store must be a postgresql:// URL (or left unset: files)")
+    return url
 
 
 def _truthy(value: str | None) -> bool:

@@ -14,6 +14,7 @@ import pytest
 if TYPE_CHECKING:
     from tests.e2e.acp_client import AcpTestClient
     from tests.fakes.gemini_server import FakeGeminiServer
+    from tests.pg_cluster import Cluster
 
     MakeAgent = Callable[..., Awaitable[AcpTestClient]]
 
@@ -62,3 +63,36 @@ async def make_agent() -> AsyncIterator[MakeAgent]:
             failures.append(failure)
     if failures:
         raise failures[0]
+
+
+# ---------------------------------------------------------------- PostgreSQL
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Install PostgreSQL (once, `tests/pg_cluster.py`) before any test that needs it
+    runs, outside the tests' timeouts; if it cannot be, those tests fail saying why."""
+    if any("postgres_cluster" in getattr(item, "fixturenames", ()) for item in items):
+        from tests.pg_cluster import PostgresUnavailable, ensure_installed
+
+        try:
+            ensure_installed()
+        except PostgresUnavailable:
+            pass  # `postgres_cluster` raises it again, for each test that needs it
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Cluster]:
+    """A throwaway PostgreSQL cluster on loopback, shared by this test process."""
+    from tests.pg_cluster import Cluster, ensure_installed
+
+    cluster = Cluster.start(ensure_installed())
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def pg_url(postgres_cluster: Cluster) -> Iterator[str]:
+    """A fresh, empty database of the shared cluster: its `postgresql://` URL."""
+    name = postgres_cluster.create_database()
+    yield postgres_cluster.url(name)
+    postgres_cluster.drop_database(name)

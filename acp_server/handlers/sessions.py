@@ -138,7 +138,7 @@ def _listed(summary: SessionSummary) -> dict[str, Any]:
 
 async def list_sessions(state: ServerState, params: schema.ListSessionsRequest) -> dict[str, Any]:
     """Newest first, a page at a time (the answer is a plain dict, see `_listed`)."""
-    page = state.service.list(params.cwd, params.cursor)
+    page = await state.service.list(params.cwd, params.cursor)
     result: dict[str, Any] = {"sessions": [_listed(s) for s in page.sessions]}
     if page.next_cursor is not None:
         result["nextCursor"] = page.next_cursor
@@ -161,7 +161,7 @@ async def delete_session(
     session = state.sessions.pop(params.session_id, None)
     if session is not None:
         await session.close()
-    if not state.service.delete(params.session_id) and session is None:
+    if not await state.service.remove(params.session_id) and session is None:
         raise session_not_found(params.session_id)
     return schema.DeleteSessionResponse()
 

@@ -307,6 +307,7 @@ async def start_subagent(
     docstring)."""
     from runtime.adk.agent_protocol import StopRequest
     from runtime.services.recording import SessionStore
+    from runtime.services.session_store import FileRecordStore, NewRecord
 
     spec = parent.spec
     config = dataclasses.replace(
@@ -328,14 +329,18 @@ async def start_subagent(
         roots = (*roots, *(r for r in writes.roots() if r not in roots))
     session_id = f"{parent.id}-{definition.name}-{uuid.uuid4().hex[:8]}"
     recording = None
-    if spec.recording is not None:
-        store = SessionStore(spec.recording.path.parent.parent)
-        recording = store.create(
-            session_id,
-            config.workspace,
-            additional=roots,
-            kind="subagent",
-            extra={"parentSessionId": parent.id, "agent": definition.name},
+    records = spec.records
+    if records is None and spec.recording is not None:
+        records = FileRecordStore(SessionStore(spec.recording.path.parent.parent))
+    if records is not None:
+        recording = await records.create(
+            NewRecord(
+                session_id,
+                config.workspace,
+                roots,
+                kind="subagent",
+                extra={"parentSessionId": parent.id, "agent": definition.name},
+            )
         )
     child = await create_session(
         SessionSpec(
@@ -347,6 +352,7 @@ async def start_subagent(
             generator=parent.generator,
             kind="subagent",
             recording=recording,
+            records=records,
             system_prompt=definition.prompt + COMPLETE_RULE,
             tool_names=tuple(t for t in definition.tools if t != COMPLETE_TASK),
             extra_tools=(CompleteTaskTool(outcome),),

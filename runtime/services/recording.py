@@ -69,6 +69,13 @@ class ChatRecordingService:
 
     def __init__(self, path: Path, record: ConversationRecord) -> None:
         self.path = path
+        self._remember(record)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        if record.torn_lines:
+            self._write_raw(b"\n")  # the next line must not continue a torn one
+
+    def _remember(self, record: ConversationRecord) -> None:
+        """The record's state in memory (any store's recording starts here)."""
         self.session_id = record.session_id
         self.metadata = dict(record.metadata)
         self._messages: dict[str, Message] = {m["id"]: m for m in record.messages}
@@ -78,9 +85,6 @@ class ChatRecordingService:
         self._newest: str | None = next(reversed(self._messages), None)
         self.on_listing_changed: Callable[[dict[str, Any]], None] | None = None
         """Called with the metadata when a listed field (title) changes: the store's index."""
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        if record.torn_lines:
-            self._write_raw(b"\n")  # the next line must not continue a torn one
 
     # ------------------------------------------------------------ writing
 
@@ -161,8 +165,39 @@ class ChatRecordingService:
             os.close(self._fd)
             self._fd = None
 
+    async def still_driving(self) -> bool:
+        """Before a turn: whether this process still drives the session (a file's
+        always; a database store's while its lease is renewed, `pg/recording.py`)."""
+        return True
+
+    async def aclose(self) -> None:
+        """Close once every line is stored (a file's are at once; a database store's
+        queued lines are written and its lease let go first)."""
+        self.close()
+
 
 # ---------------------------------------------------------------- the store
+
+
+def new_metadata(
+    session_id: str,
+    cwd: Path,
+    additional: tuple[Path, ...] = (),
+    kind: str = "main",
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A new record's metadata line (every store's)."""
+    started = now_iso()
+    return {
+        "sessionId": session_id,
+        "projectHash": project_hash(cwd),
+        "startTime": started,
+        "lastUpdated": started,
+        "kind": kind,
+        "cwd": str(cwd),
+        "additionalDirectories": [str(p) for p in additional],
+        **(extra or {}),
+    }
 
 
 @dataclass(frozen=True)
@@ -198,17 +233,7 @@ class SessionStore:
         folder = self._folder(cwd)
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = folder / f"{session_id}{RECORD_SUFFIX}"
-        started = now_iso()
-        metadata = {
-            "sessionId": session_id,
-            "projectHash": project_hash(cwd),
-            "startTime": started,
-            "lastUpdated": started,
-            "kind": kind,
-            "cwd": str(cwd),
-            "additionalDirectories": [str(p) for p in additional],
-            **(extra or {}),
-        }
+        metadata = new_metadata(session_id, cwd, additional, kind, extra)
         with open(path, "x", encoding="utf-8") as out:  # a new id: the file must not exist
             out.write(json.dumps(metadata, ensure_ascii=False) + "\n")
         os.chmod(path, 0o600)

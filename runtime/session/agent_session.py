@@ -79,6 +79,12 @@ class AgentSession:
     async def send(self, payload: AgentSend) -> SendResult:
         """A message starts a stream; an update changes the session (model, mode,
         title) and is confirmed by a `session_update` event."""
+        if isinstance(payload, MessageSend) and self.recorder is not None:
+            if not await self.recorder.recording.still_driving():
+                raise StreamActiveError(
+                    f"session {self.id} was taken over by another adk-acp process while this "
+                    "one was not renewing its lease; close it here and load it again"
+                )
         if isinstance(payload, MessageSend) and self.mcp is not None:
             from runtime.tools.mcp.toolset import mention_resources
 
@@ -299,7 +305,7 @@ class AgentSession:
             if self.mcp is not None:
                 await self.mcp.servers.close()
             if self.spec.recording is not None:
-                self.spec.recording.close()
+                await self.spec.recording.aclose()
             else:  # a recorded session's masked outputs stay with its record
                 await asyncio.to_thread(self._remove_tool_outputs)
 

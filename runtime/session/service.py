@@ -2,23 +2,24 @@
 not ADK's session service, which is `runtime.adk.session_service.GcliSessionService`).
 
 It opens new sessions, reopens recorded ones (load, resume), forks, lists and
-deletes them, and owns what lies beside a record: the store (`SessionStore`,
-resolved once: flag, user setting, XDG state dir), Gemini CLI's chats (listed,
-and imported into the store the first time one is opened) and each session's
-tool-outputs folder. Every session is recorded from its first prompt; a reopened
-or forked one gets its recorded conversation back as the model's history, with
-its recorded mode and model choice. It speaks no protocol: its errors are the
-runtime's (`SessionNotFoundError`, `WrongWorkspaceError`, `WorkspaceError`, and
-`AuthRequiredError` from the credentials).
+deletes them, and owns what lies beside a record: the store (the session store seam,
+`RecordStore`, resolved once: `--store`/`$ADK_ACP_STORE`/`general.sessionStore` for a
+PostgreSQL database, else the JSONL files of `--sessions-dir`/the user setting/the XDG
+state dir), Gemini CLI's chats (listed, and imported into the store the first time one
+is opened) and each session's tool-outputs folder. Every session is recorded from
+its first prompt; a reopened or forked one gets its recorded conversation back as the
+model's history, with its recorded mode and model choice. It speaks no protocol: its
+errors are the runtime's (`SessionNotFoundError`, `WrongWorkspaceError`, `WorkspaceError`, and
+`AuthRequiredError` from the credentials, `SessionLeasedError` when another process
+drives a database session).
 """
 
 from __future__ import annotations
 
-import base64
 import logging
 import shutil
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,15 @@ from runtime.services.recording import (
     ChatRecordingService,
     ConversationRecord,
     SessionStore,
-    SessionSummary,
     load_record,
+)
+from runtime.services.session_store import (
+    FileRecordStore,
+    InvalidCursorError,
+    NewRecord,
+    RecordStore,
+    SessionLeasedError,
+    SessionPage,
 )
 from runtime.session.agent_session import AgentSession, SessionFactory
 from runtime.session.factory import create_session
@@ -64,19 +72,7 @@ class WrongWorkspaceError(ConfigError):
         self.workspace = workspace
 
 
-class InvalidCursorError(ConfigError):
-    """A `list` cursor this service did not give out."""
-
-    def __init__(self) -> None:
-        super().__init__("cursor is not one this agent gave out")
-
-
-@dataclass(frozen=True)
-class SessionPage:
-    """One page of `list`: newest first; `next_cursor` None on the last page."""
-
-    sessions: tuple[SessionSummary, ...]
-    next_cursor: str | None
+__all__ = ["InvalidCursorError", "SessionLeasedError", "SessionPage", "SessionService"]
 
 
 class SessionService:
@@ -94,6 +90,7 @@ class SessionService:
         self._home = home
         self._create = create
         self._store: SessionStore | None = None
+        self._records: RecordStore | None = None
 
     def home(self) -> Path:
         return self._home or Path(self.env.get("HOME") or Path.home())
@@ -111,6 +108,26 @@ class SessionService:
                 root = default_sessions_dir(self.env, self.home())
             self._store = SessionStore(root)
         return self._store
+
+    def records(self) -> RecordStore:
+        """The session store seam: a PostgreSQL database when one is configured (a bad
+        URL is a `ConfigError`), else the JSONL files of `store()`."""
+        if self._records is None:
+            from runtime.config import resolve_store_url
+
+            url = resolve_store_url(self.flags, self.env, self.home())
+            if url is not None:
+                from runtime.services.pg.store import PgRecordStore, lease_seconds
+
+                self._records = PgRecordStore(url, lease_s=lease_seconds(self.env))
+            else:
+                self._records = FileRecordStore(self.store(), self._gemini_cli())
+        return self._records
+
+    async def aclose(self) -> None:
+        """Let go of the store's connections (the sessions are closed first)."""
+        if self._records is not None:
+            await self._records.close()
 
     # ------------------------------------------------------------ open
 
@@ -131,7 +148,7 @@ class SessionService:
         )
         config = self._config(cwd)
         if recorded is None:
-            recording = self.store().create(session_id, cwd, additional=extra)
+            recording = await self.records().create(NewRecord(session_id, cwd, extra))
             history: tuple[Any, ...] = ()
         else:
             recording, record = recorded
@@ -145,12 +162,13 @@ class SessionService:
             additional_roots=extra,
             mcp_servers=request.mcp_servers,
             recording=recording,
+            records=self.records(),
             history=history,
         )
         try:
             return await self._create(spec)
         except BaseException:
-            recording.close()
+            await recording.aclose()
             raise
 
     async def reopen(
@@ -165,7 +183,7 @@ class SessionService:
             assert live.recorder is not None
             recording = live.recorder.recording
             return live, ConversationRecord(session_id, recording.metadata, recording.messages)
-        recorded = self._recorded(session_id, request.cwd)
+        recorded = await self._recorded(session_id, request.cwd)
         return await self.open(session_id, request, recorded), recorded[1]
 
     async def fork(
@@ -176,12 +194,11 @@ class SessionService:
             rec = live.recorder.recording
             record = ConversationRecord(source_id, dict(rec.metadata), rec.messages)
         else:
-            recording, record = self._recorded(source_id, request.cwd)
-            recording.close()
+            record = await self._source(source_id, request.cwd)
         cwd = workspace_dir(request.cwd, "cwd")
         session_id = uuid.uuid4().hex
-        copy = self.store().create(
-            session_id, cwd, additional=self._roots(request), extra={"forkedFrom": source_id}
+        copy = await self.records().create(
+            NewRecord(session_id, cwd, self._roots(request), extra={"forkedFrom": source_id})
         )
         for message in record.messages:
             copy.record_message(message.copy())
@@ -194,71 +211,74 @@ class SessionService:
 
     # ------------------------------------------------------------ list, delete
 
-    def list(self, cwd_raw: str | None, cursor: str | None = None) -> SessionPage:
-        """Newest first, from `cursor` (one this service gave out); only the listed page's
-        index files are read. With a `cwd`, Gemini CLI's chats of that workspace not yet
-        imported are listed too."""
+    async def list(self, cwd_raw: str | None, cursor: str | None = None) -> SessionPage:
+        """Newest first, from `cursor` (one this store gave out), a page at a time
+        (`RecordStore.page`; the files list Gemini CLI's chats of `cwd` too)."""
         cwd = workspace_dir(cwd_raw, "cwd") if cwd_raw else None
-        offset = _offset(cursor)
-        store = self.store()
-        found: list[tuple[float, Any]] = list(store.entries(cwd))
-        if cwd is not None:
-            ours = {path.name.removesuffix(".jsonl") for _, path in found}
-            theirs = [s for s in self._gemini_cli().list(cwd) if s.session_id not in ours]
-            found = sorted(
-                [*found, *((s.updated_at, s) for s in theirs)],
-                key=lambda item: item[0],
-                reverse=True,
-            )
-        page: list[SessionSummary] = []
-        index = offset
-        while index < len(found) and len(page) < PAGE_SIZE:
-            mtime, item = found[index]
-            index += 1
-            summary = (
-                item if isinstance(item, SessionSummary) else store.summary((mtime, item), cwd)
-            )
-            if summary is not None:
-                page.append(summary)
-        return SessionPage(tuple(page), _cursor(index) if index < len(found) else None)
+        return await self.records().page(cwd, cursor, PAGE_SIZE)
 
     def delete(self, session_id: str) -> bool:
-        """Remove the record and its tool outputs (the session must be closed first);
-        False when there was no record."""
+        """`remove` for the JSONL files, synchronously (the files only)."""
         store = self.store()
         path = store.find(session_id)
         cwd = load_record(path).cwd if path is not None else None
         deleted = store.delete(session_id)
+        self._drop_outputs(cwd, session_id)
+        return deleted
+
+    async def remove(self, session_id: str) -> bool:
+        """Remove the record and its tool outputs (the session must be closed first);
+        False when there was no record."""
+        records = self.records()
+        record = await records.read(session_id)
+        deleted = await records.delete(session_id)
+        self._drop_outputs(record.cwd if record is not None else None, session_id)
+        return deleted
+
+    def _drop_outputs(self, cwd: str | None, session_id: str) -> None:
         if cwd is not None:  # the full tool outputs go with the record
             temp_dir = self._config(Path(cwd)).temp_dir
             shutil.rmtree(outputs_dir(temp_dir, session_id), ignore_errors=True)
-        return deleted
 
     # ------------------------------------------------------------ records
 
-    def _recorded(
+    async def _recorded(
         self, session_id: str, cwd_raw: str
     ) -> tuple[ChatRecordingService, ConversationRecord]:
-        opened = self.store().open(session_id)
-        if opened is None and session_id.startswith(GEMINI_CLI_PREFIX):
-            return self._imported(session_id, workspace_dir(cwd_raw, "cwd"))
+        """A recorded session opened to be driven (its lease taken)."""
+        records = self.records()
+        if session_id.startswith(GEMINI_CLI_PREFIX) and await records.read(session_id) is None:
+            return await self._imported(session_id, workspace_dir(cwd_raw, "cwd"))
+        opened = await records.open(session_id)
         if opened is None:
             raise SessionNotFoundError(session_id)
         recording, record = opened
-        recorded_cwd = record.cwd
-        if recorded_cwd is not None and Path(recorded_cwd) != workspace_dir(cwd_raw, "cwd"):
-            recording.close()
-            raise WrongWorkspaceError(session_id, recorded_cwd, cwd_raw)
+        try:
+            _same_workspace(record, cwd_raw)
+        except WrongWorkspaceError:
+            await recording.aclose()
+            raise
         return recording, record
 
-    def _imported(
+    async def _source(self, session_id: str, cwd_raw: str) -> ConversationRecord:
+        """The record a fork copies, read without driving it."""
+        record = await self.records().read(session_id)
+        if record is None and session_id.startswith(GEMINI_CLI_PREFIX):
+            recording, record = await self._imported(session_id, workspace_dir(cwd_raw, "cwd"))
+            await recording.aclose()
+        if record is None:
+            raise SessionNotFoundError(session_id)
+        _same_workspace(record, cwd_raw)
+        return record
+
+    async def _imported(
         self, session_id: str, cwd: Path
     ) -> tuple[ChatRecordingService, ConversationRecord]:
         """A Gemini CLI chat, copied into our store the first time it is opened."""
         chat = self._gemini_cli().read(cwd, session_id)
         if chat is None:
             raise SessionNotFoundError(session_id)
-        recording = self.store().create(session_id, cwd, extra=chat.metadata)
+        recording = await self.records().create(NewRecord(session_id, cwd, extra=chat.metadata))
         for message in chat.messages:
             recording.record_message(message.copy())
         if chat.title:
@@ -287,17 +307,7 @@ def _restored(config: RuntimeConfig, record: ConversationRecord) -> RuntimeConfi
     return config
 
 
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
-
-
-def _offset(cursor: str | None) -> int:
-    if not cursor:
-        return 0
-    try:
-        kind, _, value = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        if kind == "offset" and value.isdigit():
-            return int(value)
-    except (ValueError, UnicodeDecodeError):
-        pass
-    raise InvalidCursorError
+def _same_workspace(record: ConversationRecord, cwd_raw: str) -> None:
+    recorded_cwd = record.cwd
+    if recorded_cwd is not None and Path(recorded_cwd) != workspace_dir(cwd_raw, "cwd"):
+        raise WrongWorkspaceError(record.session_id, recorded_cwd, cwd_raw)

@@ -9,13 +9,16 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from runtime.config import AuthConfig, RuntimeConfig
 from runtime.host import Host
 from runtime.models.content_generator import ContentGenerator
 from runtime.services.recording import ChatRecordingService, Message
 from runtime.tools.mcp.config import McpServerConfig
+
+if TYPE_CHECKING:
+    from runtime.services.session_store import RecordStore
 
 APP_NAME = "adk_acp"
 USER_ID = "user"
@@ -39,6 +42,9 @@ class SessionSpec:
     """Why the session starts (SessionStart's `source`): new, or loaded/resumed/forked."""
     recording: ChatRecordingService | None = None
     """Where the session is recorded (None: not recorded, as in the engine's own tests)."""
+    records: RecordStore | None = None
+    """The store `recording` lives in, where subagents' records go too (None: the
+    files next to `recording`)."""
     history: tuple[Message, ...] = ()
     """The recorded messages a loaded or resumed session starts from."""
     system_prompt: str | None = None

@@ -94,6 +94,8 @@ CLEARED_ENV = (
     "GOOGLE_APPLICATION_CREDENTIALS",
     "ADK_ACP_TRACE_FILE",
     "XDG_STATE_HOME",  # sessions are recorded under the test's HOME
+    "ADK_ACP_STORE",  # ... and not in a developer's database
+    "ADK_ACP_LEASE_SECONDS",
 )
 
 # Set for every test agent unless a test overrides it: a prompt waits for the session's

@@ -92,10 +92,11 @@ async def start_agent(
     *,
     args: Sequence[str] = (),
     files: dict[str, str] | None = None,
+    env_extra: dict[str, str] | None = None,
     **client_options: Any,
 ) -> Agent:
-    """Start the agent on `tmp_path/ws` (files written first), initialize with
-    `caps`, open one session."""
+    """Start the agent on `tmp_path/ws` (files written first; `env_extra` added to its
+    environment), initialize with `caps`, open one session."""
     home = tmp_path / "home"
     workspace = tmp_path / "ws"
     home.mkdir(exist_ok=True)
@@ -111,6 +112,7 @@ async def start_agent(
         "XDG_CONFIG_HOME": str(home / ".config"),
         "GEMINI_API_KEY": "x",
         "GOOGLE_GEMINI_BASE_URL": fake.base_url,
+        **(env_extra or {}),
     }
     client = await make_agent([*AGENT, *args], env, cwd=workspace, **client_options)
     await client.initialize(caps)

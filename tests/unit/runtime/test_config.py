@@ -214,3 +214,22 @@ def test_user_and_workspace_settings_merge_as_gemini_cli_merges_them(tmp_path: P
         "mine": {"url": "u"},
     }
     assert settings["model"] == {"name": "ws-model", "maxSessionTurns": 3}
+
+
+def test_the_session_store_url_comes_from_the_flag_the_environment_or_the_user_settings(
+    tmp_path: Path,
+) -> None:
+    from runtime.config import STORE_ENV, resolve_store_url
+
+    home = tmp_path / "home"
+    home.mkdir()
+    assert resolve_store_url(AgentFlags(), {}, home) is None  # the files
+    _settings(home, {"general": {"sessionStore": "$PG_URL"}})
+    env = {"PG_URL": "postgresql://me@db/settings"}
+    assert resolve_store_url(AgentFlags(), env, home) == "postgresql://me@db/settings"
+    env[STORE_ENV] = "postgres://me@db/env"
+    assert resolve_store_url(AgentFlags(), env, home) == "postgres://me@db/env"
+    flags = AgentFlags(store="postgresql://me@db/flag")
+    assert resolve_store_url(flags, env, home) == "postgresql://me@db/flag"
+    with pytest.raises(ConfigError, match="postgresql://"):
+        resolve_store_url(AgentFlags(store="sqlite:///x.db"), {}, home)

@@ -1,0 +1,157 @@
+"""Sessions in PostgreSQL through the real process (issue 24): two `adk-acp` processes
+on stdio with `--store postgresql://…` on one database (a throwaway cluster): a
+session made and prompted in one is listed, loaded with its replay and continued in
+the other once the first lets go (before that, the second is told who drives it); a
+`kill -9` mid-turn loses nothing recorded, and the other process takes the session
+over once the dead one's lease expires."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from tests.e2e.acp_client import AGENT_COMMAND, AcpError, AcpTestClient
+from tests.e2e.test_sessions import contents_text, env_of, kill_9
+from tests.e2e.tools_harness import EDITOR, Agent, MakeAgent, start_agent
+from tests.fakes.gemini_server import FakeGeminiServer, HangPoint, text_response
+
+BUSY = -32004
+# Two agent processes per test on a machine that may be busy.
+pytestmark = pytest.mark.timeout(180)
+
+
+def lease(seconds: float) -> dict[str, str]:
+    """The lease period of a process: short for a takeover, long enough elsewhere that
+    a busy machine's pauses do not let a live holder's lease expire."""
+    return {"ADK_ACP_LEASE_SECONDS": str(seconds)}
+
+
+async def first_process(
+    make_agent: MakeAgent, tmp_path: Path, fake: FakeGeminiServer, url: str, lease_s: float
+) -> Agent:
+    return await start_agent(
+        make_agent, tmp_path, fake, EDITOR, args=["--store", url], env_extra=lease(lease_s)
+    )
+
+
+async def second_process(
+    make_agent: MakeAgent, agent: Agent, url: str, tmp_path: Path, lease_s: float
+) -> AcpTestClient:
+    """Another process on the same database (named by `ADK_ACP_STORE` this time), with a
+    HOME of its own (no shared files)."""
+    home = tmp_path / "home-2"
+    home.mkdir()
+    env = (
+        env_of(agent)
+        | lease(lease_s)
+        | {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    )
+    env["ADK_ACP_STORE"] = url
+    client = await make_agent(AGENT_COMMAND, env, cwd=agent.workspace)
+    await client.initialize(EDITOR)
+    return client
+
+
+async def record_lines(url: str) -> list[str]:
+    conn = await asyncpg.connect(url)
+    try:
+        return [
+            r["line"] for r in await conn.fetch("SELECT line::text FROM adk_records ORDER BY seq")
+        ]
+    finally:
+        await conn.close()
+
+
+async def test_a_session_is_listed_loaded_and_continued_in_another_process(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, pg_url: str
+) -> None:
+    fake_gemini.add(text_response("first answer"), text_response("second answer"))
+    agent = await first_process(make_agent, tmp_path, fake_gemini, pg_url, 6)
+    assert await agent.prompt("hello there") == {"stopReason": "end_turn"}
+    other = await second_process(make_agent, agent, pg_url, tmp_path, 6)
+
+    [info] = (await other.request("session/list", {"cwd": str(agent.workspace)}))["sessions"]
+    assert (info["sessionId"], info["title"]) == (agent.session_id, "hello there")
+    with pytest.raises(AcpError) as refused:  # the first one drives it: said after a lease
+        await other.load_session(agent.session_id, agent.workspace, timeout=60)
+    assert refused.value.code == BUSY
+    assert "driven by another adk-acp process" in refused.value.message
+    assert other.updates(agent.session_id) == []
+
+    await agent.client.request("session/close", {"sessionId": agent.session_id})
+    await other.load_session(agent.session_id, agent.workspace)
+    users = [u["content"]["text"] for u in other.updates(agent.session_id, "user_message_chunk")]
+    assert users == ["hello there"] and "first answer" in other.text_of(agent.session_id)
+    assert await other.prompt(agent.session_id, "and again") == {"stopReason": "end_turn"}
+    assert contents_text(fake_gemini.generate_requests[-1]) == [
+        ("user", "hello there"),
+        ("model", "first answer"),
+        ("user", "and again"),
+    ]
+    # both processes see one list; no process wrote session files
+    listed = await agent.client.request("session/list", {"cwd": str(agent.workspace)})
+    assert [s["sessionId"] for s in listed["sessions"]] == [agent.session_id]
+    assert not list(tmp_path.rglob("*.jsonl"))
+
+
+async def test_kill_9_mid_turn_loses_nothing_recorded_and_the_other_process_takes_over(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, pg_url: str
+) -> None:
+    hang = HangPoint()
+    fake_gemini.add(
+        text_response("first answer"), text_response(["partial ", "rest"]).hang_after(1, hang)
+    )
+    agent = await first_process(make_agent, tmp_path, fake_gemini, pg_url, 2)
+    assert await agent.prompt("one") == {"stopReason": "end_turn"}
+    pending = agent.client.start_prompt(agent.session_id, "two")
+    await hang.wait_reached_async()
+    while not any('"text":"two"' in line for line in await record_lines(pg_url)):
+        await asyncio.sleep(0.05)  # until the prompt in flight is in the database
+    recorded = await record_lines(pg_url)
+    await kill_9(agent.client)  # mid-turn: its lease is still held, and no longer renewed
+    hang.release()
+    del pending
+
+    other = await second_process(make_agent, agent, pg_url, tmp_path, 2)
+    listed = await other.request("session/list", {"cwd": str(agent.workspace)})
+    assert [s["sessionId"] for s in listed["sessions"]] == [agent.session_id]
+    await other.load_session(agent.session_id, agent.workspace, timeout=60)  # lease expired
+    assert (await record_lines(pg_url))[: len(recorded)] == recorded  # nothing lost
+    users = [u["content"]["text"] for u in other.updates(agent.session_id, "user_message_chunk")]
+    assert users == ["one", "two"]
+    assert "first answer" in other.text_of(agent.session_id)
+    fake_gemini.add(text_response("three answered"))
+    assert await other.prompt(agent.session_id, "three") == {"stopReason": "end_turn"}
+    assert contents_text(fake_gemini.generate_requests[-1]) == [
+        ("user", "one"),
+        ("model", "first answer"),
+        ("user", "two"),
+        ("user", "three"),
+    ]
+
+
+async def test_a_paused_process_whose_lease_was_taken_over_refuses_the_next_prompt(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, pg_url: str
+) -> None:
+    fake_gemini.add(text_response("first answer"), text_response("answered elsewhere"))
+    agent = await first_process(make_agent, tmp_path, fake_gemini, pg_url, 2)
+    assert await agent.prompt("one") == {"stopReason": "end_turn"}
+    process = agent.client.process
+    assert process is not None
+    process.send_signal(signal.SIGSTOP)  # paused: its lease is no longer renewed
+    try:
+        other = await second_process(make_agent, agent, pg_url, tmp_path, 2)
+        await other.load_session(agent.session_id, agent.workspace, timeout=60)  # taken over
+        assert await other.prompt(agent.session_id, "two") == {"stopReason": "end_turn"}
+    finally:
+        process.send_signal(signal.SIGCONT)
+    with pytest.raises(AcpError) as refused:
+        await agent.prompt("three, from the paused one")
+    assert refused.value.code == BUSY and "taken over by another" in refused.value.message
+    assert agent.client.text_of(agent.session_id) == "first answer"
+    assert not any("paused one" in line for line in await record_lines(pg_url))
+    assert len(fake_gemini.generate_requests) == 2  # the refused prompt reached no model
