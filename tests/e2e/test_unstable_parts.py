@@ -87,7 +87,7 @@ async def test_titles_set_by_the_client(
     assert [s["title"] for s in listed["sessions"]] == ["Fix the bug"]
 
 
-def _blocking_start_hook(home: Path, armed: Path, marker: Path) -> None:
+def blocking_start_hook(home: Path, armed: Path, marker: Path) -> None:
     """A SessionStart hook that blocks (until killed) once, when `armed` exists."""
     script = home / "slow_start.py"
     script.write_text(
@@ -109,7 +109,7 @@ async def test_cancel_request_stops_a_long_load_and_the_session_loads_later(
 ) -> None:
     d = dirs(tmp_path)
     armed, marker = tmp_path / "armed", tmp_path / "hook-started"
-    _blocking_start_hook(d.home, armed, marker)
+    blocking_start_hook(d.home, armed, marker)
     fake_gemini.add(text_response("recorded answer"))
     client, sid = await start_session(make_agent, d, fake_gemini)
     assert await client.prompt(sid, "remember me") == {"stopReason": "end_turn"}
