@@ -21,7 +21,7 @@ import pytest
 from tests.cache_lock import install_lock
 
 SOURCE = Path(__file__).parent / "clients"
-FILES = ("package.json", "package-lock.json", "ts_client.mjs")
+FILES = ("package.json", "package-lock.json", "ts_client.mjs", "wire_check.mjs")
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,13 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.e2e.acp_client import CLEARED_ENV
 from tests.e2e.model_script import call, text
-from tests.e2e.node_clients import client_script, node_clients
+from tests.e2e.node_clients import NodeClients, client_script, node_clients
 
 pytestmark = pytest.mark.e2e
 
@@ -28,6 +29,38 @@ def _setting(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
     env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     return home, workspace, env
+
+
+def run_ts_client(
+    clients: NodeClients,
+    client: Path,
+    script: Path,
+    workspace: Path,
+    env: dict[str, str],
+    tmp_path: Path,
+    *extra: str,
+) -> dict[str, Any]:
+    """Run a TypeScript client script on the agent (scripted by `script`); its report."""
+    agent = [sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)]
+    report_path = tmp_path / "report.json"
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
+    subprocess.run(
+        [
+            str(clients.node),
+            str(client),
+            json.dumps(agent),
+            str(workspace),
+            str(report_path),
+            *extra,
+        ],
+        env=env,
+        cwd=clients.root,
+        timeout=180,
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+    report: dict[str, Any] = json.loads(report_path.read_text())
+    return report
 
 
 def test_the_official_typescript_client(tmp_path: Path) -> None:
@@ -53,24 +86,7 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
         )
         + "\n"
     )
-    agent = [sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)]
-    report_path = tmp_path / "report.json"
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
-    subprocess.run(
-        [
-            str(clients.node),
-            str(clients.ts_client),
-            json.dumps(agent),
-            str(workspace),
-            str(report_path),
-        ],
-        env=env,
-        cwd=clients.root,
-        timeout=180,
-        check=True,
-        stdin=subprocess.DEVNULL,
-    )
-    report = json.loads(report_path.read_text())
+    report = run_ts_client(clients, clients.ts_client, script, workspace, env, tmp_path)
     assert report.get("error") is None, report.get("error")
     assert report["invalid"] == []  # every message, both ways, valid against the schema
     assert report["lines"]["agent"] > 10 and report["lines"]["client"] > 5
@@ -179,27 +195,11 @@ def test_the_official_typescript_client_on_todays_features(tmp_path: Path) -> No
     home, workspace, env = _setting(tmp_path)
     (workspace / "a.txt").write_text("alpha\n")
     script, armed, marker = features_script(tmp_path, home)
-    agent = [sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)]
-    report_path = tmp_path / "report.json"
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
     env["GEMINI_API_KEY"] = "from-the-environment"
-    subprocess.run(
-        [
-            str(clients.node),
-            str(client_script(clients, "ts_features.mjs")),
-            json.dumps(agent),
-            str(workspace),
-            str(report_path),
-            str(armed),
-            str(marker),
-        ],
-        env=env,
-        cwd=clients.root,
-        timeout=180,
-        check=True,
-        stdin=subprocess.DEVNULL,
+    features = client_script(clients, "ts_features.mjs")
+    report = run_ts_client(
+        clients, features, script, workspace, env, tmp_path, str(armed), str(marker)
     )
-    report = json.loads(report_path.read_text())
     assert report.get("error") is None, report.get("error")
     assert report["invalid"] == []  # both ways, against the stable and unstable schema
     assert sorted(m.get("type", "agent") for m in report["authMethods"]) == [

@@ -146,6 +146,20 @@ class SdkClient:
         )
 
 
+def agent_process(client: SdkClient, script: Path, env: dict[str, str], workspace: Path) -> Any:
+    """The SDK's `spawn_agent_process` on the agent, scripted by `script`."""
+    return spawn_agent_process(
+        client,
+        sys.executable,
+        "-m",
+        "acp_server.cli",
+        "--fake-responses",
+        str(script),
+        env=env,
+        cwd=str(workspace),
+    )
+
+
 async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
     tmp_path: Path,
 ) -> None:
@@ -182,16 +196,7 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
     env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
     env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     client = SdkClient()
-    async with spawn_agent_process(
-        client,
-        sys.executable,
-        "-m",
-        "acp_server.cli",
-        "--fake-responses",
-        str(script),
-        env=env,
-        cwd=str(workspace),
-    ) as (conn, _process):
+    async with agent_process(client, script, env, workspace) as (conn, _process):
         caps = schema.ClientCapabilities(
             fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True),
             terminal=True,
@@ -236,16 +241,7 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
 
     # The editor is reopened: a new process lists the thread and loads it back.
     client = SdkClient()
-    async with spawn_agent_process(
-        client,
-        sys.executable,
-        "-m",
-        "acp_server.cli",
-        "--fake-responses",
-        str(script),
-        env=env,
-        cwd=str(workspace),
-    ) as (conn, _process):
+    async with agent_process(client, script, env, workspace) as (conn, _process):
         await conn.initialize(protocol_version=1, client_capabilities=caps)
         listed = await conn.list_sessions(cwd=str(workspace))
         assert [s.session_id for s in listed.sessions] == [sid]
@@ -287,16 +283,7 @@ async def test_the_official_python_client_on_todays_features(tmp_path: Path) -> 
     env["GEMINI_API_KEY"] = "from-the-environment"
     wire: list[StreamEvent] = []
     client = SdkClient()
-    async with spawn_agent_process(
-        client,
-        sys.executable,
-        "-m",
-        "acp_server.cli",
-        "--fake-responses",
-        str(script),
-        env=env,
-        cwd=str(workspace),
-    ) as (conn, _process):
+    async with agent_process(client, script, env, workspace) as (conn, _process):
         raw = conn._conn  # the SDK's JSON-RPC connection, for what its models predate
         raw.add_observer(wire.append)
         caps = {
