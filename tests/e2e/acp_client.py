@@ -94,6 +94,9 @@ CLEARED_ENV = (
     "GOOGLE_APPLICATION_CREDENTIALS",
     "ADK_ACP_TRACE_FILE",
     "XDG_STATE_HOME",  # sessions are recorded under the test's HOME
+    "OTEL_TRACES_EXPORTER",  # no trace export unless a test asks for it
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
 )
 
 # Set for every test agent unless a test overrides it: a prompt waits for the session's
