@@ -64,6 +64,7 @@ def agent_capabilities() -> dict[str, Any]:
         "loadSession": True,
         "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
         "mcpCapabilities": {"http": True, "sse": True},
+        "auth": {"logout": {}},
         "sessionCapabilities": {
             "additionalDirectories": {},
             "list": {},
@@ -71,6 +72,7 @@ def agent_capabilities() -> dict[str, Any]:
             "close": {},
             "delete": {},
             "fork": {},
+            "title": {},
         },
     }
 

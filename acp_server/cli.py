@@ -324,6 +324,7 @@ def _while_loading(
             early = answer_session_new(line, output, flags, dict(os.environ))
             if early is not None:
                 reader.drop_first()
+                early = None if early.refused else early
         if reader.only_eof_left(
             0.02
         ):  # the editor went away before anything else: no session to close
@@ -392,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     from acp_server.serve import serve
 
     code = serve(reader, output, init_params, flags, early)
+    from acp_server.tracing import flush
+
+    flush()  # spans still buffered (a no-op unless OTEL_* asked for export)
     for handler in logging.getLogger().handlers:
         handler.flush()
     if trace is not None:

@@ -8,8 +8,9 @@ credentials and settings resolved, a session id chosen, and the modes and config
 options returned as the engine will have them. The engine session behind that id is
 built as soon as the server is up (`handlers.sessions.open_early`), before any later line is
 handled, so a prompt simply waits for it. Anything unusual (MCP entries of a shape not
-checked here, missing credentials, bad settings) is left to the full handler, which
-answers with the proper error.
+checked here, bad settings) is left to the full handler, which answers with the proper
+error; missing credentials are answered here with the auth-required error (-32000), as
+the server would (registry probes and editors without a key get it at once).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class EarlySession:
 
     session_id: str
     params: dict[str, Any]
+    refused: bool = False
+    """Answered with the auth-required error: there is no session to build."""
 
 
 def _directory(raw: Any) -> Path | None:
@@ -91,11 +94,17 @@ def answer_session_new(
     ):
         return None
     from acp_server.config_options import ConfigOptions
+    from acp_server.errors import from_runtime
     from runtime.config import resolve_auth, resolve_config
-    from runtime.errors import RuntimeAgentError
+    from runtime.errors import AuthRequiredError, RuntimeAgentError
 
     try:
         resolve_auth(env, fake_responses=flags.fake_responses)
+    except AuthRequiredError as exc:  # what the server would answer, without waiting for it
+        error = from_runtime(exc).to_dict()
+        output.send({"jsonrpc": "2.0", "id": request_id, "error": error})
+        return EarlySession(session_id="", params=params, refused=True)
+    try:
         config = resolve_config(cwd, flags, env=env)
     except RuntimeAgentError:
         return None

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from acp import schema
 
 from acp_server.errors import BUSY, INTERNAL_ERROR, AcpError, turn_failed
+from acp_server.turn_usage import TurnUsage
 from acp_server.updates import (
     ClientUpdates,
     UpdateMapper,
@@ -35,6 +36,7 @@ from runtime.protocol import (
     CommandsChangedEvent,
     ErrorEvent,
     MessageSend,
+    UsageEvent,
 )
 
 if TYPE_CHECKING:
@@ -78,6 +80,7 @@ class AcpSession:
         self._idle.set()
         self._last_stop: str = "end_turn"
         self._prompt_tasks: set[asyncio.Task[Any]] = set()
+        self._usage = TurnUsage()
         self._unsubscribe = agent.protocol.subscribe(self._on_event)
 
     # ------------------------------------------------------------ events → updates
@@ -85,6 +88,8 @@ class AcpSession:
     def _on_event(self, event: AgentEvent) -> None:
         if isinstance(event, ErrorEvent) and event.fatal:
             self._last_fatal = event
+        if isinstance(event, UsageEvent):
+            self._usage.add(event)
         if isinstance(event, CommandsChangedEvent):
             self.announce_commands()
             return
@@ -155,6 +160,7 @@ class AcpSession:
         self._idle.clear()
         self._cancel_requested = False
         self._last_fatal = None
+        self._usage = TurnUsage()
         try:
             parts = await make_parts()
             if self._cancel_requested:
@@ -165,12 +171,13 @@ class AcpSession:
             self._idle.set()
         if self._cancel_requested or end.reason == "aborted":
             self._last_stop = "cancelled"
-            return {"stopReason": "cancelled"}
-        if end.reason == "failed" and self._last_fatal is not None:
+        elif end.reason == "failed" and self._last_fatal is not None:
             self._last_stop = "end_turn"
             raise self._failure(end)
-        self._last_stop = stop_reason(end.reason)
-        return {"stopReason": self._last_stop}
+        else:
+            self._last_stop = stop_reason(end.reason)
+        usage = self._usage.answer()
+        return {"stopReason": self._last_stop, **({"usage": usage} if usage else {})}
 
     async def steer(self, make_parts: Callable[[], Awaitable[tuple[Any, ...]]]) -> dict[str, Any]:
         """A prompt sent while a turn runs (InjectionService): queued and given to the

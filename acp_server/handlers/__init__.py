@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from acp import schema
 from pydantic import BaseModel
 
-from acp_server.handlers import initialize, modes, prompt, sessions
+from acp_server.handlers import initialize, modes, prompt, sessions, titles
 
 if TYPE_CHECKING:
     from acp_server.state import ServerState
@@ -39,6 +39,7 @@ METHODS: dict[str, Method] = {
     "session/set_mode": Method(schema.SetSessionModeRequest, modes.set_mode),
     "session/set_config_option": Method(modes.SetConfigOptionRequest, modes.set_config_option),
     "session/set_model": Method(modes.SetModelRequest, modes.set_model),
+    "session/set_title": Method(titles.SetTitleRequest, titles.set_title),
 }
 
 NOTIFICATIONS: dict[str, Callable[[ServerState, Any], Awaitable[None]]] = {

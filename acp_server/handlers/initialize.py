@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from acp import schema
 from pydantic import Field, model_validator
 
-from acp_server.capabilities import AUTH_METHODS, initialize_result
+from acp_server.capabilities import AUTH_METHODS, LOGIN_METHOD, initialize_result
 from acp_server.errors import invalid_params
 from runtime.config import resolve_auth
 from runtime.session import AuthChoice
@@ -68,8 +68,14 @@ async def initialize(state: ServerState, params: InitializeParams) -> dict[str, 
 async def authenticate(
     state: ServerState, params: schema.AuthenticateRequest
 ) -> schema.AuthenticateResponse:
-    """Check the credentials of the chosen method now; later sessions use them."""
+    """Check the credentials of the chosen method now; later sessions use them. The
+    terminal method is never passed here (the client runs `adk-acp --login` itself)."""
     method = params.method_id
+    if method == LOGIN_METHOD["id"]:
+        raise invalid_params(
+            f"{method!r} is a terminal auth method: the client runs `adk-acp --login` in a "
+            "terminal and then opens sessions; it is not passed to authenticate"
+        )
     if method not in {m["id"] for m in AUTH_METHODS}:
         raise invalid_params(f"unknown auth method {method!r}; known: gemini-api-key, vertex-ai")
     meta = params.field_meta or {}

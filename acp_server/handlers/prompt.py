@@ -7,15 +7,23 @@ from typing import TYPE_CHECKING, Any
 from acp import schema
 
 from acp_server.convert import prompt_to_parts
+from acp_server.tracing import turn_span
 from runtime.commands import parse_command
 
 if TYPE_CHECKING:
+    from acp_server.session import AcpSession
     from acp_server.state import ServerState
 
 
 async def prompt(state: ServerState, params: schema.PromptRequest) -> schema.PromptResponse:
-    """One turn; a lone text block naming a slash command runs the command instead."""
+    """One turn; a lone text block naming a slash command runs the command instead. Its
+    spans' parent is the trace context in `_meta` (`tracing.py`)."""
     session = state.session(params.session_id)
+    with turn_span(state.options.env, params.field_meta, params.session_id):
+        return await _turn(session, params)
+
+
+async def _turn(session: AcpSession, params: schema.PromptRequest) -> schema.PromptResponse:
     blocks = list(params.prompt)
     command = None
     if len(blocks) == 1 and isinstance(blocks[0], schema.TextContentBlock):

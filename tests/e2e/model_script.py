@@ -6,16 +6,19 @@ import json
 from typing import Any
 
 
-def call(name: str, args: dict[str, Any]) -> str:
-    """A model turn that calls one tool."""
+def call(name: str, args: dict[str, Any], usage: dict[str, int] | None = None) -> str:
+    """A model turn that calls one tool (with `usage` as its `usageMetadata`, if given)."""
     part = {"functionCall": {"name": name, "args": args}}
-    chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}}]}
+    chunk: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": [part]}}]}
+    if usage is not None:
+        chunk["usageMetadata"] = usage
     return json.dumps({"method": "generateContentStream", "response": [chunk]})
 
 
-def text(answer: str) -> str:
-    """A model turn that answers with text and stops."""
+def text(answer: str, usage: dict[str, int] | None = None) -> str:
+    """A model turn that answers with text and stops (with `usage`, if given)."""
     candidate = {"content": {"role": "model", "parts": [{"text": answer}]}, "finishReason": "STOP"}
-    return json.dumps(
-        {"method": "generateContentStream", "response": [{"candidates": [candidate]}]}
-    )
+    chunk: dict[str, Any] = {"candidates": [candidate]}
+    if usage is not None:
+        chunk["usageMetadata"] = usage
+    return json.dumps({"method": "generateContentStream", "response": [chunk]})

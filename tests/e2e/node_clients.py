@@ -21,7 +21,7 @@ import pytest
 from tests.cache_lock import install_lock
 
 SOURCE = Path(__file__).parent / "clients"
-FILES = ("package.json", "package-lock.json", "ts_client.mjs")
+FILES = ("package.json", "package-lock.json", "ts_client.mjs", "wire_check.mjs")
 
 
 @dataclass(frozen=True)
@@ -75,3 +75,15 @@ def _install(npm: str, root: Path) -> None:
     if done.returncode != 0:
         pytest.fail(f"npm install of the test clients failed:\n{done.stderr[-3000:]}")
     (root / ".installed").write_text("ok\n")
+
+
+def client_script(clients: NodeClients, name: str) -> Path:
+    """A client script of `tests/e2e/clients/` beside the installed packages (ES modules
+    resolve packages from their own folder). Copied when it changed; scripts other than
+    `FILES` are not part of the install's digest, so adding one does not reinstall."""
+    source = SOURCE / name
+    target = clients.root / name
+    with install_lock(clients.root):
+        if not target.exists() or target.read_bytes() != source.read_bytes():
+            shutil.copyfile(source, target)
+    return target

@@ -11,12 +11,13 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.e2e.acp_client import CLEARED_ENV
 from tests.e2e.model_script import call, text
-from tests.e2e.node_clients import node_clients
+from tests.e2e.node_clients import NodeClients, client_script, node_clients
 
 pytestmark = pytest.mark.e2e
 
@@ -28,6 +29,38 @@ def _setting(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
     env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     return home, workspace, env
+
+
+def run_ts_client(
+    clients: NodeClients,
+    client: Path,
+    script: Path,
+    workspace: Path,
+    env: dict[str, str],
+    tmp_path: Path,
+    *extra: str,
+) -> dict[str, Any]:
+    """Run a TypeScript client script on the agent (scripted by `script`); its report."""
+    agent = [sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)]
+    report_path = tmp_path / "report.json"
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
+    subprocess.run(
+        [
+            str(clients.node),
+            str(client),
+            json.dumps(agent),
+            str(workspace),
+            str(report_path),
+            *extra,
+        ],
+        env=env,
+        cwd=clients.root,
+        timeout=180,
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+    report: dict[str, Any] = json.loads(report_path.read_text())
+    return report
 
 
 def test_the_official_typescript_client(tmp_path: Path) -> None:
@@ -53,24 +86,7 @@ def test_the_official_typescript_client(tmp_path: Path) -> None:
         )
         + "\n"
     )
-    agent = [sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)]
-    report_path = tmp_path / "report.json"
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
-    subprocess.run(
-        [
-            str(clients.node),
-            str(clients.ts_client),
-            json.dumps(agent),
-            str(workspace),
-            str(report_path),
-        ],
-        env=env,
-        cwd=clients.root,
-        timeout=180,
-        check=True,
-        stdin=subprocess.DEVNULL,
-    )
-    report = json.loads(report_path.read_text())
+    report = run_ts_client(clients, clients.ts_client, script, workspace, env, tmp_path)
     assert report.get("error") is None, report.get("error")
     assert report["invalid"] == []  # every message, both ways, valid against the schema
     assert report["lines"]["agent"] > 10 and report["lines"]["client"] > 5
@@ -133,3 +149,79 @@ def test_acpx_creates_a_file_and_reads_one(tmp_path: Path) -> None:
     (diff,) = asked["params"]["toolCall"]["content"]
     assert diff["type"] == "diff" and diff["path"] == str(workspace / "todo.txt")
     assert diff.get("oldText") is None and diff["newText"] == "buy milk\n"
+
+
+def features_script(tmp_path: Path, home: Path) -> tuple[Path, Path, Path]:
+    """Settings and a model script for today's ACP features: a BeforeTool hook whose
+    message is a notice, a SessionStart hook that blocks a load once armed, a read with
+    usage, a long answer, then a compression summary. Returns (script, armed, marker)."""
+    from tests.e2e.test_unstable_parts import blocking_start_hook
+
+    armed, marker = tmp_path / "armed", tmp_path / "hook-started"
+    blocking_start_hook(home, armed, marker)
+    notice = tmp_path / "notice.py"
+    notice.write_text(
+        "import json, sys\n"
+        "json.load(sys.stdin)\n"
+        "print(json.dumps({'systemMessage': 'Reads are logged.'}))\n"
+    )
+    settings_path = home / ".gemini" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["hooks"]["BeforeTool"] = [
+        {"matcher": "read_file", "hooks": [{"type": "command", "command": f"python3 {notice}"}]}
+    ]
+    settings_path.write_text(json.dumps(settings))
+    usage = {"promptTokenCount": 50, "candidatesTokenCount": 4, "totalTokenCount": 54}
+    long_answer = " ".join(f"word-{i}" for i in range(40))
+    script = tmp_path / "model.jsonl"
+    script.write_text(
+        "\n".join(
+            [
+                call("read_file", {"file_path": "a.txt"}, usage=usage),
+                text(long_answer, usage=usage),
+                text("<state_snapshot>read a.txt</state_snapshot>"),
+            ]
+        )
+        + "\n"
+    )
+    return script, armed, marker
+
+
+def test_the_official_typescript_client_on_todays_features(tmp_path: Path) -> None:
+    """Through the SDK's unstable entry point, every line checked against
+    schema.unstable.json: auth methods, notices and compaction (opted in), tool-call
+    names, usage, a client-set title, and a load cancelled by `$/cancel_request`."""
+    clients = node_clients()
+    home, workspace, env = _setting(tmp_path)
+    (workspace / "a.txt").write_text("alpha\n")
+    script, armed, marker = features_script(tmp_path, home)
+    env["GEMINI_API_KEY"] = "from-the-environment"
+    features = client_script(clients, "ts_features.mjs")
+    report = run_ts_client(
+        clients, features, script, workspace, env, tmp_path, str(armed), str(marker)
+    )
+    assert report.get("error") is None, report.get("error")
+    assert report["invalid"] == []  # both ways, against the stable and unstable schema
+    assert sorted(m.get("type", "agent") for m in report["authMethods"]) == [
+        "agent",
+        "agent",
+        "terminal",
+    ]
+    assert report["terminalAuthenticate"]["code"] == -32602
+    assert report["agentAuthenticate"] == {}
+    assert report["agentCapabilities"]["sessionCapabilities"]["title"] == {}
+    assert report["title"] == {"title": "From the TypeScript SDK"}
+    assert report["stops"] == ["end_turn", "end_turn"]
+    assert report["usages"][0] == {"totalTokens": 108, "inputTokens": 100, "outputTokens": 8}
+    kinds = [u["sessionUpdate"] for u in report["updates"]]
+    assert [u["name"] for u in report["updates"] if u["sessionUpdate"] == "tool_call"][0] == (
+        "read_file"
+    )
+    assert [u["title"] for u in report["updates"] if u["sessionUpdate"] == "notice"][:1] == [
+        "Reads are logged."
+    ]
+    assert "compaction_update" in kinds
+    assert report["cancelledLoad"]["code"] == -32800
+    replayed = [u["sessionUpdate"] for u in report["replayed"]]
+    assert "tool_call" in replayed and "compaction_update" in replayed
+    assert report["listedTitles"] == ["From the TypeScript SDK"]

@@ -146,6 +146,20 @@ class SdkClient:
         )
 
 
+def agent_process(client: SdkClient, script: Path, env: dict[str, str], workspace: Path) -> Any:
+    """The SDK's `spawn_agent_process` on the agent, scripted by `script`."""
+    return spawn_agent_process(
+        client,
+        sys.executable,
+        "-m",
+        "acp_server.cli",
+        "--fake-responses",
+        str(script),
+        env=env,
+        cwd=str(workspace),
+    )
+
+
 async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
     tmp_path: Path,
 ) -> None:
@@ -182,16 +196,7 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
     env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
     env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     client = SdkClient()
-    async with spawn_agent_process(
-        client,
-        sys.executable,
-        "-m",
-        "acp_server.cli",
-        "--fake-responses",
-        str(script),
-        env=env,
-        cwd=str(workspace),
-    ) as (conn, _process):
+    async with agent_process(client, script, env, workspace) as (conn, _process):
         caps = schema.ClientCapabilities(
             fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True),
             terminal=True,
@@ -236,16 +241,7 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
 
     # The editor is reopened: a new process lists the thread and loads it back.
     client = SdkClient()
-    async with spawn_agent_process(
-        client,
-        sys.executable,
-        "-m",
-        "acp_server.cli",
-        "--fake-responses",
-        str(script),
-        env=env,
-        cwd=str(workspace),
-    ) as (conn, _process):
+    async with agent_process(client, script, env, workspace) as (conn, _process):
         await conn.initialize(protocol_version=1, client_capabilities=caps)
         listed = await conn.list_sessions(cwd=str(workspace))
         assert [s.session_id for s in listed.sessions] == [sid]
@@ -264,3 +260,99 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
         assert "read it" in client.text() and "edited" in client.text()
         closed = await conn.close_session(session_id=sid)
         assert closed is not None
+
+
+async def test_the_official_python_client_on_todays_features(tmp_path: Path) -> None:
+    """The pinned SDK's client on today's ACP (issue 22): it opts in to notices and
+    compaction (through its raw connection: its models predate them) and takes the
+    updates off the wire; auth methods, tool-call names, a turn's usage (its own
+    `PromptResponse.usage`), a client-set title, and a load cancelled by
+    `$/cancel_request`."""
+    from acp.connection import StreamDirection, StreamEvent
+    from acp.exceptions import RequestError
+
+    from tests.e2e.test_real_clients_node import features_script
+
+    home, workspace = tmp_path / "home", (tmp_path / "ws").resolve()
+    home.mkdir()
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("alpha\n")
+    script, armed, marker = features_script(tmp_path, home)
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
+    env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    env["GEMINI_API_KEY"] = "from-the-environment"
+    wire: list[StreamEvent] = []
+    client = SdkClient()
+    async with agent_process(client, script, env, workspace) as (conn, _process):
+        raw = conn._conn  # the SDK's JSON-RPC connection, for what its models predate
+        raw.add_observer(wire.append)
+        caps = {
+            "fs": {"readTextFile": True, "writeTextFile": False},
+            "auth": {"terminal": True},
+            "session": {"notices": {}, "compaction": {}},
+        }
+        init = await raw.send_request(
+            "initialize", {"protocolVersion": 1, "clientCapabilities": caps}
+        )
+        types = sorted(m.get("type", "agent") for m in init["authMethods"])
+        assert types == ["agent", "agent", "terminal"]
+        with pytest.raises(RequestError) as refused:
+            await conn.authenticate(method_id="login")
+        assert refused.value.code == -32602
+        assert await conn.authenticate(method_id="gemini-api-key") is not None
+
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        titled = await raw.send_request(
+            "session/set_title", {"sessionId": sid, "title": "From Python"}
+        )
+        assert titled == {"title": "From Python"}
+
+        def prompt(text: str) -> Any:
+            return conn.prompt(
+                session_id=sid, prompt=[schema.TextContentBlock(type="text", text=text)]
+            )
+
+        answer = await prompt("read a.txt")
+        assert answer.stop_reason == "end_turn"
+        assert answer.usage is not None and answer.usage.total_tokens == 108
+        assert (await prompt("/compress")).stop_reason == "end_turn"
+
+        def updates() -> list[dict[str, Any]]:
+            return [
+                e.message["params"]["update"]
+                for e in wire
+                if e.direction == StreamDirection.INCOMING
+                and e.message.get("method") == "session/update"
+            ]
+
+        names = [u.get("name") for u in updates() if u["sessionUpdate"] == "tool_call"]
+        assert names == ["read_file"]
+        notices = [u["title"] for u in updates() if u["sessionUpdate"] == "notice"]
+        assert notices == ["Reads are logged."]
+        assert [u["status"] for u in updates() if u["sessionUpdate"] == "compaction_update"][
+            -1
+        ] == "completed"
+
+        await conn.close_session(session_id=sid)
+        armed.write_text("")
+        loading = asyncio.create_task(
+            conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        )
+        for _ in range(3000):
+            if marker.exists():
+                break
+            await asyncio.sleep(0.02)
+        assert marker.exists(), "the load's SessionStart hook never started"
+        (load_id,) = [
+            e.message["id"]
+            for e in wire
+            if e.direction == StreamDirection.OUTGOING and e.message.get("method") == "session/load"
+        ]
+        await raw.send_notification("$/cancel_request", {"requestId": load_id})
+        with pytest.raises(RequestError) as cancelled:
+            await asyncio.wait_for(loading, 30)
+        assert cancelled.value.code == -32800
+        loaded = await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        assert loaded.modes is not None
+        listed = await conn.list_sessions(cwd=str(workspace))
+        assert [s.title for s in listed.sessions] == ["From Python"]

@@ -62,7 +62,9 @@ async def test_text_prompt_streams_chunks_thoughts_usage_and_title(
     kinds = [u["sessionUpdate"] for u in client.updates(sid)]
     assert kinds.index("agent_thought_chunk") < kinds.index("agent_message_chunk")
     last = client.transcript[-1][1]
-    assert last.get("result") == result
+    turn_usage = {"totalTokens": 150, "inputTokens": 120, "outputTokens": 30}
+    assert client.turn_usages == [turn_usage]  # the answer's `usage` (ACP unstable)
+    assert last.get("result") == {**result, "usage": turn_usage}
 
     (request,) = fake_gemini.generate_requests
     assert request.stream and request.last_user_text.startswith("What is the answer")

@@ -3,55 +3,14 @@
 // Every line on the wire is validated, both ways, against the SDK's JSON schema.
 // Usage: node ts_client.mjs '<agent argv as JSON>' <workspace> <report.json>
 import * as acp from "@agentclientprotocol/sdk";
-import Ajv2020 from "ajv/dist/2020.js";
 import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { Readable, Writable } from "node:stream";
+import { checkedAgent } from "./wire_check.mjs";
 
 const [, , agentJson, workspace, reportPath] = process.argv;
-const [command, ...args] = JSON.parse(agentJson);
-const require = createRequire(import.meta.url);
-const schema = JSON.parse(
-  await readFile(require.resolve("@agentclientprotocol/sdk/schema/v1/schema.json"), "utf8"),
-);
-const ajv = new Ajv2020({ strict: false, allErrors: false });
-const fromAgent = ajv.compile({ ...schema, anyOf: [schema.anyOf[0], schema.anyOf[2]] });
-const fromClient = ajv.compile({ ...schema, anyOf: [schema.anyOf[1], schema.anyOf[2]] });
-
 const report = { invalid: [], lines: { agent: 0, client: 0 }, stops: [], texts: [], permissions: [],
   reads: [], writes: [], terminals: [], loadSession: null };
-
-function validator(check, side) {
-  let pending = "";
-  return new TransformStream({
-    transform(chunk, controller) {
-      pending += new TextDecoder().decode(chunk, { stream: true });
-      let index;
-      while ((index = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, index);
-        pending = pending.slice(index + 1);
-        if (!line.trim()) continue;
-        report.lines[side] += 1;
-        let message;
-        try { message = JSON.parse(line); } catch (error) {
-          report.invalid.push({ side, line: line.slice(0, 300), error: String(error) });
-          continue;
-        }
-        if (!check(message)) {
-          report.invalid.push({ side, line: line.slice(0, 300), error: ajv.errorsText(check.errors) });
-        }
-      }
-      controller.enqueue(chunk);
-    },
-  });
-}
-
-const child = spawn(command, args, { cwd: workspace, stdio: ["pipe", "pipe", "inherit"] });
-const agentOut = Readable.toWeb(child.stdout).pipeThrough(validator(fromAgent, "agent"));
-const toAgent = validator(fromClient, "client");
-toAgent.readable.pipeTo(Writable.toWeb(child.stdin)).catch(() => {});
-const stream = acp.ndJsonStream(toAgent.writable, agentOut);
+const { child, stream } = await checkedAgent(agentJson, workspace, report);
 
 const terminals = new Map();
 let terminalStarted = null;
