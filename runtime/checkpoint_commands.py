@@ -34,11 +34,11 @@ KEEP_FILES = "keep_files"
 
 
 async def restore(session: AgentSession, args: str) -> str:
-    """`/restore [name]`: the answer to show."""
+    """`/restore [name]` (or `/restore list`): the answer to show."""
     checkpoints = session.checkpoints
     if checkpoints is None:
         return NOT_ENABLED
-    if not args.strip():
+    if args.strip() in ("", "list"):  # Gemini CLI's `/restore list` too
         names = checkpoints.names()
         if not names:
             return "No checkpoints yet: one is made before each approved file edit."

@@ -67,7 +67,7 @@ async def test_restore_lists_and_brings_back_files_and_conversation(
     outside.write_text("not ours\n")
     user_git = tree_digest(agent.workspace / ".git")
 
-    await agent.prompt("/restore", timeout=120)
+    await agent.prompt("/restore list", timeout=120)  # Gemini CLI's sub-command
     assert "No checkpoints yet" in agent.text()
     assert await agent.prompt("write a.txt", timeout=120) == {"stopReason": "end_turn"}
     assert await agent.prompt("write new.txt", timeout=120) == {"stopReason": "end_turn"}
