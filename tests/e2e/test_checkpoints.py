@@ -18,7 +18,7 @@ from tests.e2e.test_sessions import contents_text
 from tests.e2e.tools_harness import EDITOR, Agent, MakeAgent, start_agent
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]  # several processes on a busy machine
 
 ENABLED = json.dumps({"general": {"checkpointing": {"enabled": True}}})
 CRLF = b"one\r\nkeep these bytes\r\n"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_sessions import another_process, contents_text
 from tests.e2e.tools_harness import EDITOR, MakeAgent, start_agent
 from tests.fakes.gemini_server import (
@@ -15,6 +17,9 @@ from tests.fakes.gemini_server import (
     text_response,
     usage,
 )
+
+# two processes and compression's two calls per compression: minutes on a busy machine
+pytestmark = pytest.mark.timeout(240)
 
 
 async def test_commands_answer_without_a_model_call_and_change_the_session(

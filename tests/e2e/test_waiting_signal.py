@@ -14,7 +14,7 @@ from tests.e2e.test_subagents import REVIEWER, agents
 from tests.e2e.tools_harness import EDITOR, MakeAgent, start_agent
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]  # several processes on a busy machine
 
 
 def awaiting(update: JsonObject) -> bool | None:
