@@ -58,9 +58,8 @@ StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "
 def stop_reason(reason: AgentEndReason) -> StopReason:
     """The ACP stop reason of a turn that ended for `reason` (not "failed": that is an error).
 
-    A time limit has no ACP reason of its own; `max_turn_requests` would tell the
-    editor that the model-request budget ran out, which is not what happened, so it
-    ends the turn (`end_turn`) after a message saying which limit stopped it.
+    A time limit has no ACP reason of its own (`max_turn_requests` would say the request
+    budget ran out): it ends the turn after a message saying which limit stopped it.
     """
     match reason:
         case "completed" | "elicitation" | "max_time" | "failed":
@@ -78,8 +77,7 @@ def stop_reason(reason: AgentEndReason) -> StopReason:
 
 
 def notice_text(text: str) -> str:
-    """A notice as agent text: a paragraph of its own, never glued to the answer
-    around it (the text comes with or without its own blank lines)."""
+    """A notice as agent text: its own paragraph, never glued to the answer around it."""
     return f"\n\n{text.strip(chr(10))}\n\n"
 
 
@@ -176,9 +174,7 @@ def tool_content(items: tuple[DisplayContent, ...]) -> list[Any]:
 
 
 def _locations(locations: tuple[ToolLocation, ...]) -> list[schema.ToolCallLocation] | None:
-    if not locations:
-        return None
-    return [schema.ToolCallLocation(path=loc.path, line=loc.line) for loc in locations]
+    return [schema.ToolCallLocation(path=x.path, line=x.line) for x in locations] or None
 
 
 ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
@@ -213,6 +209,19 @@ def tool_call_update(
         locations=_locations(display.locations),
         raw_input=raw_input,
         content=tool_content(display.content) or None,
+    )
+
+
+def tool_progress(event: ToolUpdateEvent) -> schema.ToolCallProgress:
+    """`tool_call_update` of a running call; the waiting-for-confirmation signal is a
+    `pending` one with `_meta.adkAcp.awaitingConfirmation` (true, then false once answered)."""
+    waiting, content = event.waiting_on_user, event.display.content if event.display else ()
+    return schema.ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=event.request_id,
+        status="in_progress" if waiting is None else "pending",
+        content=tool_content(content) if content else None,
+        field_meta=None if waiting is None else {META_KEY: {"awaitingConfirmation": waiting}},
     )
 
 
@@ -283,16 +292,7 @@ class UpdateMapper:
         if isinstance(event, ToolRequestEvent):
             return [self._tool_call(event)]
         if isinstance(event, ToolUpdateEvent):
-            return [
-                schema.ToolCallProgress(
-                    session_update="tool_call_update",
-                    tool_call_id=event.request_id,
-                    status="in_progress",
-                    content=tool_content(event.display.content)
-                    if event.display and event.display.content
-                    else None,
-                )
-            ]
+            return [tool_progress(event)]
         if isinstance(event, ToolResponseEvent):
             return [self._tool_done(event)]
         if isinstance(event, SessionUpdateEvent):

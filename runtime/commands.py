@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from runtime.checkpoint_commands import offer_file_restore, restore
 from runtime.durations import format_duration
 from runtime.errors import RuntimeAgentError, ToolError
 from runtime.services.record import UserMessage, is_typed_prompt, tool_calls
@@ -38,6 +39,7 @@ class SlashCommand:
 COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "List the commands"),
     SlashCommand("rewind", "Remove the last exchanges from the conversation", "[n]"),
+    SlashCommand("restore", "List the checkpoints, or restore the files to one", "[name]"),
     SlashCommand("clear", "Start the conversation over (the model forgets it)"),
     SlashCommand("compress", "Summarize older turns to free the context window"),
     SlashCommand("model", "Show the model, or switch to another", "[model id]"),
@@ -142,11 +144,19 @@ async def _rewind(session: AgentSession, args: str) -> CommandOutcome:
         }
     )
     files = f": {', '.join(f'`{p}`' for p in edited)}" if edited else ""
+    restored = await offer_file_restore(session, removed)
     return CommandOutcome(
         f"Rewound {len(prompts)} exchange(s) ({len(removed)} message(s) removed); "
         f"the model no longer sees:\n{listed}\n\n"
-        f"File edits made in those exchanges were kept; /rewind does not undo them{files}."
+        + (
+            restored
+            or f"File edits made in those exchanges were kept; /rewind does not undo them{files}."
+        )
     )
+
+
+async def _restore(session: AgentSession, args: str) -> CommandOutcome:
+    return CommandOutcome(await restore(session, args))
 
 
 async def _clear(session: AgentSession, args: str) -> CommandOutcome:
@@ -347,6 +357,7 @@ def _elapsed(metadata: dict[str, object]) -> str:
 _HANDLERS: dict[str, Callable[[AgentSession, str], Awaitable[CommandOutcome]]] = {
     "help": _help,
     "rewind": _rewind,
+    "restore": _restore,
     "clear": _clear,
     "compress": _compress,
     "model": _model,

@@ -185,13 +185,17 @@ class ToolRequestEvent(_EventBase):
 
 
 class ToolUpdateEvent(_EventBase):
-    """Progress of a tool call: `status` moves to in_progress; content is the latest display."""
+    """Progress of a tool call: `status` moves to in_progress; content is the latest display.
+
+    `waiting_on_user` (design: the onWaitingForConfirmation activity signal): True when
+    the call starts waiting on the user's approval (status pending), False once answered."""
 
     type: Literal["tool_update"] = "tool_update"
     request_id: str
     status: Literal["pending", "in_progress"] = "in_progress"
     display: ToolDisplay | None = None
     data: dict[str, Any] | None = None
+    waiting_on_user: bool | None = None
 
 
 class ToolResponseEvent(_EventBase):

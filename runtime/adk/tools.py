@@ -192,6 +192,13 @@ class ProtocolToolEventSink:
             lambda base: ToolUpdateEvent(**base, request_id=call_id, status=status, display=display)
         )
 
+    async def tool_waiting(self, call_id: str, waiting: bool) -> None:
+        await self._send(
+            lambda base: ToolUpdateEvent(
+                **base, request_id=call_id, status="pending", waiting_on_user=waiting
+            )
+        )
+
     async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
         data: dict[str, Any] = {"status": outcome.status, "output": outcome.llm_content}
         if outcome.raw_output is not None:

@@ -46,6 +46,7 @@ from runtime.protocol import (
     ToolDisplay,
     ToolRequestEvent,
     ToolResponseEvent,
+    ToolUpdateEvent,
 )
 from runtime.session.spec import SessionSpec
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
@@ -62,6 +63,7 @@ logger = logging.getLogger(__name__)
 
 COMPLETE_TASK = "complete_task"
 GRACE_S = 60.0
+WAITING = " (waiting for your approval)"  # a child call that waits, as its parent shows it
 NO_COMPLETE_TASK = "ERROR_NO_COMPLETE_TASK_CALL"
 GRACE_MESSAGE = (
     "{reason} You have one final chance to complete the task with a short grace period. "
@@ -238,6 +240,11 @@ class SubagentTool(GcliTool):
             elif isinstance(event, ToolRequestEvent) and event.name != COMPLETE_TASK:
                 title = event.display.title if event.display else event.name
                 progress.lines[event.request_id] = f"… {title}"
+            elif isinstance(event, ToolUpdateEvent) and event.request_id in progress.lines:
+                if event.waiting_on_user is None:  # the child's call waits on the user, or not
+                    return
+                line = progress.lines[event.request_id].removesuffix(WAITING)
+                progress.lines[event.request_id] = line + (WAITING if event.waiting_on_user else "")
             elif isinstance(event, ToolResponseEvent) and event.request_id in progress.lines:
                 mark = "✗" if event.is_error else "✓"
                 progress.lines[event.request_id] = mark + progress.lines[event.request_id][1:]

@@ -6,10 +6,13 @@ When the last prompt's tokens reach `threshold` × the model's context window
 size) is kept, split at a user prompt (a conversation too short to split is
 summarized whole; only an empty one is "nothing to compress"), the rest goes to
 the model with a request for a `<state_snapshot>`, and the history the model sees restarts as
-`[user: summary, model: acknowledgement, ...kept]`. The record stays
+`[user: summary, model: acknowledgement, ...kept]`. As Gemini CLI's, the summary
+is checked by a second call (the verification pass, `VERIFY_REQUEST`): the model sees
+the same history, its own snapshot and a request to repair omissions, and its answer
+(the first summary when it is empty) becomes the summary. The record stays
 authoritative: the summary is recorded as a `compression` message pointing at the
 first kept message, so a loaded session can still be replayed whole while its
-model history starts at the summary. A failed summary call changes nothing.
+model history starts at the summary. A failed summary or verification call changes nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +39,14 @@ Write a dense, structured snapshot of everything the agent needs to continue the
 the user's overall goal, key facts and decisions, files read or changed (with what
 changed), commands run and their outcomes, the current plan and what is left to do.
 Leave out pleasantries. Answer with the snapshot only, inside <state_snapshot> tags."""
+
+SUMMARY_REQUEST = "Write the <state_snapshot> of the conversation so far."
+VERIFY_REQUEST = (
+    "Check the <state_snapshot> you just wrote against the history above. If it leaves "
+    "out any technical detail, file path, tool result or constraint the user set, or "
+    "could be more precise, write a corrected, final <state_snapshot>. If nothing is "
+    "missing, write the same <state_snapshot> again."
+)
 
 
 def compression_threshold(settings: dict[str, Any]) -> float:
@@ -113,23 +124,20 @@ class ChatCompressionService:
         if split is None:
             raise CompressionError(NOTHING_TO_COMPRESS)
         old_contents = [c for per in contents[:split] for c in per]
-        request: list[types.Content] = [
-            *old_contents,
-            types.Content(
-                role="user",
-                parts=[types.Part(text="Write the <state_snapshot> of the conversation so far.")],
-            ),
-        ]
-        config = types.GenerateContentConfig(system_instruction=SUMMARY_INSTRUCTION)
-        try:
-            response = await self._generator.generate_content(
-                model=model, contents=request, config=config
-            )
-        except Exception as exc:  # noqa: BLE001 - any failure leaves the history untouched
-            raise CompressionError(f"the summary request failed: {exc}") from exc
-        summary = (response.text or "").strip() if response is not None else ""
+        summary = await self._ask(model, [*old_contents, _user(SUMMARY_REQUEST)], "summary")
         if not summary:
             raise CompressionError("the model returned an empty summary")
+        verified = await self._ask(
+            model,
+            [
+                *old_contents,
+                _user(SUMMARY_REQUEST),
+                types.Content(role="model", parts=[types.Part(text=summary)]),
+                _user(VERIFY_REQUEST),
+            ],
+            "verification",
+        )
+        summary = verified or summary
         kept = history[split:]
         after = estimate_tokens(kept) + len(summary) // CHARS_PER_TOKEN
         return CompressionResult(
@@ -138,3 +146,18 @@ class ChatCompressionService:
             tokens_before=tokens or estimate_tokens(history),
             tokens_after=after,
         )
+
+    async def _ask(self, model: str, request: list[types.Content], what: str) -> str:
+        """One call with the compression instruction; its stripped text ("" when none)."""
+        config = types.GenerateContentConfig(system_instruction=SUMMARY_INSTRUCTION)
+        try:
+            response = await self._generator.generate_content(
+                model=model, contents=request, config=config
+            )
+        except Exception as exc:  # noqa: BLE001 - any failure leaves the history untouched
+            raise CompressionError(f"the {what} request failed: {exc}") from exc
+        return (response.text or "").strip() if response is not None else ""
+
+
+def _user(text: str) -> types.Content:
+    return types.Content(role="user", parts=[types.Part(text=text)])

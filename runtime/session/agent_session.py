@@ -25,6 +25,7 @@ from runtime.protocol import (
     Unsubscribe,
     UpdateSend,
 )
+from runtime.services.checkpoints import CheckpointError, checkpoints_for
 from runtime.services.record import CompressionMessage, is_typed_prompt
 from runtime.services.recording import ChatRecordingService, Message
 from runtime.session.parts import SessionParts
@@ -73,6 +74,13 @@ class AgentSession:
         self.prompt = parts.prompt
         self.injection = parts.injection
         self.hooks = parts.hooks
+        recording = spec.recording
+        self.checkpoints = checkpoints_for(
+            spec.config.settings,
+            recording.path.parent if recording is not None else None,
+            spec.config.workspace,
+            spec.config.env,
+        )
 
     # ------------------------------------------------------------ AgentProtocol
 
@@ -189,6 +197,33 @@ class AgentSession:
         removed = recording.rewind_to(prompts[-min(turns, len(prompts))]["id"])
         await self.restore(recording.messages)
         return removed
+
+    async def rewind_to(self, message_id: str) -> list[Message]:
+        """Drop the recorded message `message_id` and everything after it (a checkpoint's
+        conversation position), in the record and the model's history."""
+        self._idle()
+        recording = self._recording()
+        removed = recording.rewind_to(message_id)
+        if removed:
+            await self.restore(recording.messages)
+        return removed
+
+    async def checkpoint(self, tool_name: str, args: dict[str, Any]) -> None:
+        """An allowed edit is about to run: with checkpointing on, the workspace is
+        snapshotted with the turn's prompt as the conversation position. A failure is
+        told to the user; the edit goes on (as in Gemini CLI)."""
+        if self.checkpoints is None:
+            return
+        messages = self.recorder.recording.messages if self.recorder is not None else []
+        prompt = next((m for m in reversed(messages) if is_typed_prompt(m)), None)
+        position = str(prompt["id"]) if prompt is not None else None
+        try:
+            name = await self.checkpoints.save(tool_name, args, self.id, position)
+        except (CheckpointError, OSError) as exc:
+            logger.warning("no checkpoint before %s: %s", tool_name, exc)
+            self.protocol.notice(f"No checkpoint was made before {tool_name}: {exc}")
+            return
+        logger.info("checkpoint %s saved", name)
 
     async def clear_context(self) -> None:
         """Forget the conversation inside a running prompt (an AfterAgent hook's

@@ -162,6 +162,7 @@ def build_scheduler(
         on_ask=notification_hook(hooks, link) if hooks is not None else None,
         on_stop=hook_stop(link),
         on_answer=link.permission_answered,
+        before_edit=link.before_edit,
         interactive=not isinstance(spec.host, HeadlessHost),
     )
     return SchedulerParts(scheduler=scheduler, tools=dict(tools), policy=policy)

@@ -79,6 +79,10 @@ class SessionLink:
         if recorder is not None:
             recorder.permission(request, outcome)
 
+    async def before_edit(self, tool_name: str, args: dict[str, Any]) -> None:
+        """An allowed edit is about to run: a checkpoint, when checkpointing is on."""
+        await self.session.checkpoint(tool_name, args)
+
     def engine_changed_mode(self, mode: str) -> None:
         """The engine switched mode itself ("Allow for this session" on an edit)."""
         chosen = parse_mode(mode)

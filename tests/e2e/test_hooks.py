@@ -254,8 +254,10 @@ async def test_pre_compress_fires_for_automatic_and_manual_compression(
     fake_gemini.add(
         text_response("big answer", usage=usage(600_000, 20)),  # over half of 1M
         text_response("<state_snapshot>first</state_snapshot>"),
+        text_response("<state_snapshot>first</state_snapshot>"),  # verification
         text_response("second answer"),
         text_response("<state_snapshot>second</state_snapshot>"),
+        text_response("<state_snapshot>second</state_snapshot>"),  # verification
     )
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
     await agent.prompt("/compress", timeout=90)  # nothing to compress: no hook

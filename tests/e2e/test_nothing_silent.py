@@ -94,6 +94,7 @@ async def test_the_compression_notice_is_a_notice_of_its_own(
         text_response(words("answer-one")),
         text_response(words("answer-two"), usage=usage(600_000, 20)),  # over half of 1M
         text_response("<state_snapshot>one</state_snapshot>"),
+        text_response("<state_snapshot>one</state_snapshot>"),  # the verification pass
         text_response("answer two"),
     )
     agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_sessions import another_process, contents_text
 from tests.e2e.tools_harness import EDITOR, MakeAgent, start_agent
 from tests.fakes.gemini_server import (
@@ -15,6 +17,9 @@ from tests.fakes.gemini_server import (
     text_response,
     usage,
 )
+
+# two processes and compression's two calls per compression: minutes on a busy machine
+pytestmark = pytest.mark.timeout(240)
 
 
 async def test_commands_answer_without_a_model_call_and_change_the_session(
@@ -110,6 +115,8 @@ async def test_compression_automatic_at_the_threshold_manual_and_a_failed_one(
     fake_gemini.add(
         text_response(answer_one),
         text_response(answer_two, usage=usage(600_000, 20)),  # over half of 1M
+        text_response("<state_snapshot>counted</state_snapshot>"),
+        # the verification pass improves it; its answer is the summary kept
         text_response("<state_snapshot>the user counted to two</state_snapshot>"),
         text_response("answer three"),
     )
@@ -117,9 +124,15 @@ async def test_compression_automatic_at_the_threshold_manual_and_a_failed_one(
     await agent.prompt(one)
     await agent.prompt(two)
     assert await agent.prompt("three") == {"stopReason": "end_turn"}
-    summary_request, main_request = fake_gemini.generate_requests[-2:]
+    summary_request, verify_request, main_request = fake_gemini.generate_requests[-3:]
     assert "compresses" in summary_request.system_instruction_text
     assert contents_text(summary_request)[:2] == [("user", one), ("model", answer_one)]
+    # the verification pass: the same history, the first snapshot, the request to check it
+    assert verify_request.system_instruction_text == summary_request.system_instruction_text
+    checked = contents_text(verify_request)
+    assert checked[: len(contents_text(summary_request))] == contents_text(summary_request)
+    assert checked[-2] == ("model", "<state_snapshot>counted</state_snapshot>")
+    assert checked[-1][0] == "user" and "<state_snapshot>" in checked[-1][1]
     history = contents_text(main_request)
     assert history[0] == ("user", "<state_snapshot>the user counted to two</state_snapshot>")
     assert history[1][0] == "model"
@@ -158,6 +171,7 @@ async def test_a_client_that_opted_in_gets_compactions_with_their_summary(
         text_response(words("answer-one")),
         text_response(words("answer-two")),
         text_response("<state_snapshot>counted to two</state_snapshot>"),
+        text_response(""),  # an empty verification keeps the first summary
     )
     agent = await start_agent(make_agent, tmp_path, fake_gemini, caps)
     await agent.prompt(words("one"))
@@ -229,6 +243,7 @@ async def test_compress_on_a_short_conversation_compresses_and_an_empty_one_says
     fake_gemini.add(
         text_response("the answer"),
         text_response("<state_snapshot>asked one question</state_snapshot>"),
+        text_response("<state_snapshot>asked one question</state_snapshot>"),
         text_response("after"),
     )
     await agent.prompt("one question", timeout=90)
@@ -237,7 +252,7 @@ async def test_compress_on_a_short_conversation_compresses_and_an_empty_one_says
         "/compress", timeout=90
     )  # one exchange: the user asked, it is summarized whole
     assert "Compressed the conversation" in agent.text()[before:]
-    summary_request = fake_gemini.generate_requests[-1]
+    summary_request = fake_gemini.generate_requests[-2]
     assert contents_text(summary_request)[:2] == [("user", "one question"), ("model", "the answer")]
     await agent.prompt("next", timeout=90)
     history = contents_text(fake_gemini.generate_requests[-1])

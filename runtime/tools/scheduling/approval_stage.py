@@ -105,6 +105,7 @@ class ApprovalStage:
             told = self._on_ask(request, tool)
             if inspect.isawaitable(told):
                 await told
+        await self._report.waiting(call, True)
         try:
             outcome = await self._host.request_permission(request)
         except asyncio.CancelledError:  # the turn was cancelled while the question waited
@@ -114,6 +115,7 @@ class ApprovalStage:
         except (RuntimeAgentError, OSError, ConnectionError) as exc:
             logger.warning("permission request for %s failed: %s", call.name, exc)
             await self._report.fail(call, f"Could not ask the user for approval: {exc}")
+        await self._report.waiting(call, False)
         if self._on_answer is not None:
             self._on_answer(request, outcome)
         choice = choice_from_outcome(outcome)

@@ -32,6 +32,9 @@ class ToolEventSink(Protocol):
 
     async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None: ...
 
+    async def tool_waiting(self, call_id: str, waiting: bool) -> None:
+        """The call waits on the user's approval (True) or no longer does (False)."""
+
 
 class NullToolEventSink:
     """Reports nothing."""
@@ -49,6 +52,9 @@ class NullToolEventSink:
     async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
         return None
 
+    async def tool_waiting(self, call_id: str, waiting: bool) -> None:
+        return None
+
 
 class CallReporter:
     """Reports calls to a ToolEventSink: `tool_requested` and `tool_finished` at most
@@ -64,6 +70,10 @@ class CallReporter:
 
     async def updated(self, call: ToolCall, display: ToolDisplay | None) -> None:
         await self._sink.tool_updated(call.call_id, "in_progress", display)
+
+    async def waiting(self, call: ToolCall, waiting: bool) -> None:
+        """The waiting-for-confirmation signal: the call waits on the user, or not any more."""
+        await self._sink.tool_waiting(call.call_id, waiting)
 
     async def completed(
         self, call: ToolCall, result: ToolResult, content: tuple[DisplayContent, ...]

@@ -35,7 +35,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +107,10 @@ class Scheduler:
         on_ask: AskCallback | None = None,
         on_stop: Callable[[str], None] | None = None,
         on_answer: AnswerCallback | None = None,
+        before_edit: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None,
     ) -> None:
         self._notice_sink = notify
+        self._before_edit = before_edit  # checkpoints: called as an allowed edit starts
         self._tools = dict(tools)
         self._env = env
         self._policy = policy
@@ -238,6 +240,8 @@ class Scheduler:
         await self._report.updated(call, None)
         if call.write_ticket is not None:
             await self._writes.wait_turn(call.write_ticket)
+            if self._before_edit is not None:
+                await self._before_edit(call.name, dict(call.args))
         result = await self._execute(call, tool, preview)
         if before.tool_input:  # the model is told its call was changed
             changed = ", ".join(before.tool_input)

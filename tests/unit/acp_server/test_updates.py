@@ -303,3 +303,14 @@ def test_a_permission_request_names_its_tool_when_it_is_a_tools() -> None:
     assert permission_params("s1", named)["toolCall"]["name"] == "write_file"
     fallback = PermissionRequest(tool_call_id="t2", title="Switch?", kind="other", options=())
     assert "name" not in permission_params("s1", fallback)["toolCall"]
+
+
+def test_the_waiting_signal_is_a_pending_update_marked_in_meta() -> None:
+    for waiting in (True, False):
+        event = ToolUpdateEvent(**BASE, request_id="c1", status="pending", waiting_on_user=waiting)
+        assert wire(mapper().map(event)[0]) == {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "status": "pending",
+            "_meta": {"adkAcp": {"awaitingConfirmation": waiting}},
+        }

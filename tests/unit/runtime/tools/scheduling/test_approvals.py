@@ -88,6 +88,7 @@ class Tool(GcliTool):
 class Sink:
     def __init__(self) -> None:
         self.events: list[tuple[str, str]] = []
+        self.waiting: list[tuple[str, bool]] = []
 
     async def tool_requested(
         self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay
@@ -99,6 +100,9 @@ class Sink:
 
     async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
         self.events.append((call_id, outcome.status))
+
+    async def tool_waiting(self, call_id: str, waiting: bool) -> None:
+        self.waiting.append((call_id, waiting))
 
     def of(self, call_id: str) -> list[str]:
         return [kind for cid, kind in self.events if cid == call_id]
@@ -429,3 +433,19 @@ async def test_on_answer_hears_every_answer_and_a_question_cancelled_with_its_ta
     with pytest.raises(asyncio.CancelledError):
         await second
     assert heard == [("c1", "proceed_once"), ("c2", None)]
+
+
+async def test_a_call_waiting_on_the_user_is_signalled_until_answered(tmp_path: Path) -> None:
+    """The waiting-for-confirmation signal: on as the question goes out, off once answered;
+    a call the policy allows never signals."""
+    host = GatedHost()
+    sink = Sink()
+    sched, _ = scheduler(tmp_path, host, sink=sink)
+    task = asyncio.create_task(sched.schedule("c1", SHELL, {"command": "make"}))
+    await host.wait_for(1)
+    assert sink.waiting == [("c1", True)]
+    host.answer("c1", "proceed_once")
+    assert "output" in await task
+    assert sink.waiting == [("c1", True), ("c1", False)]
+    await sched.schedule("c2", "read_file", {})  # unknown tool: fails, never waits
+    assert [w for w in sink.waiting if w[0] == "c2"] == []

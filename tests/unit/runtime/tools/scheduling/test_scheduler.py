@@ -113,6 +113,7 @@ class FakeTool(GcliTool):
 @dataclass
 class RecordingSink:
     events: list[tuple[str, str, Any]] = field(default_factory=list)
+    waiting: list[tuple[str, bool]] = field(default_factory=list)
 
     async def tool_requested(
         self, call_id: str, name: str, args: dict[str, Any], display: ToolDisplay
@@ -126,6 +127,9 @@ class RecordingSink:
 
     async def tool_finished(self, call_id: str, name: str, outcome: ToolCallOutcome) -> None:
         self.events.append((outcome.status, call_id, outcome))
+
+    async def tool_waiting(self, call_id: str, waiting: bool) -> None:
+        self.waiting.append((call_id, waiting))
 
     def kinds(self, call_id: str | None = None) -> list[str]:
         return [kind for kind, cid, _ in self.events if call_id is None or cid == call_id]
