@@ -180,6 +180,8 @@ def features_script(tmp_path: Path, home: Path) -> tuple[Path, Path, Path]:
                 call("read_file", {"file_path": "a.txt"}, usage=usage),
                 text(long_answer, usage=usage),
                 text("<state_snapshot>read a.txt</state_snapshot>"),
+                # compression's verification pass confirms the summary
+                text("<state_snapshot>read a.txt</state_snapshot>"),
             ]
         )
         + "\n"
