@@ -27,6 +27,7 @@ import os
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -47,6 +48,7 @@ from tests.vscode.harness import (
     node24,
     node_env,
     package_extension,
+    package_minimal_webview,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
@@ -172,14 +174,19 @@ def _run_in_code_server(
     drive: dict[str, Any],
     trusted: bool = True,
     artifacts: Path = ARTIFACTS,
+    baseline: bool = False,
 ) -> Run:
     """Builds and installs the .vsix into a throw-away HOME, starts code-server on
     `workspace` (workspace trust off, or on with the folder untrusted) and runs
     drive.mjs with `drive` (plus url, chromium, workspace, shots, report); the
-    screenshots, report, metrics and logs go to `artifacts`."""
+    screenshots, report, metrics and logs go to `artifacts`. `baseline`: the minimal
+    webview extension (tests/vscode/minimal_webview) is installed too."""
     node = node24()
-    work = copy_extension(tmp_path / "ext", extension_modules(node))
-    vsix = package_extension(node, work)
+    modules = extension_modules(node)
+    work = copy_extension(tmp_path / "ext", modules)
+    vsixes = [package_extension(node, work)]
+    if baseline:
+        vsixes.append(package_minimal_webview(node, modules, tmp_path / "minimal"))
     tools = browser_tools(node)
     code_server = tools / "node_modules" / ".bin" / "code-server"
     home, shots = tmp_path / "home", tmp_path / "shots"
@@ -206,17 +213,18 @@ def _run_in_code_server(
     }
     env = node_env(node, base)
 
-    installed = subprocess.run(
-        [str(code_server), "--install-extension", str(vsix)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-    )
-    assert "successfully installed" in installed.stdout + installed.stderr, (
-        installed.stdout + installed.stderr
-    )
+    for vsix in vsixes:
+        installed = subprocess.run(
+            [str(code_server), "--install-extension", str(vsix)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
+        assert "successfully installed" in installed.stdout + installed.stderr, (
+            installed.stdout + installed.stderr
+        )
 
     port = _free_port()
     log = tmp_path / "code-server.log"
@@ -365,7 +373,10 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
         f"script ready {by_name['view_ready'][0]['value'] - report['timings']['click_at']} ms\n"
         f"  activity-bar click → input usable               {report['timings']['open_ms']} ms "
         f"(target ≤ 300 ms after the workbench is up: "
-        f"{'meets' if report['timings']['open_ms'] <= 300 else 'misses'})\n"
+        f"{'meets' if report['timings']['open_ms'] <= 300 else 'misses'}; of which "
+        f"{_worker_wait({'marks': report['timings']['open_marks']})} ms waiting for "
+        "code-server's webview service worker: the baseline is "
+        "test_opening_the_chat_against_a_minimal_webview)\n"
         f"  first prompt → first answer text (cold agent)   "
         f"{report['timings']['first_answer_ms']} ms; the agent's own part: "
         f"{by_name['first_chunk_ms'][0]['value']} ms (session/prompt → first chunk)\n"
@@ -414,3 +425,59 @@ def test_no_agent_in_an_untrusted_workspace(tmp_path: Path) -> None:
     assert report["agentsWhileUntrusted"] == 0, report
     assert report["agentsAfterTrust"] == 1, report
     assert report.get("trustedNotice") is True, report
+
+
+def _worker_wait(opened: dict[str, Any]) -> int:
+    """The ms a webview waited for code-server's webview service worker (its host page's marks)."""
+    marks = opened["marks"]
+    return int(marks.get("content/workerReady", 0) - marks.get("content/started", 0))
+
+
+def test_opening_the_chat_against_a_minimal_webview(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 21.4: activity-bar click → usable input for the chat and for a minimal
+    webview view (a text box, set at once: what code-server itself takes to show a
+    webview), each the first webview of its workbench: on the run's first page, in a
+    fresh browser, and as a returning user (page reloaded; twice each, alternating).
+    The chat's own part is the difference; the figures are printed."""
+    workspace = (tmp_path / "ws").resolve()
+    (workspace / ".vscode").mkdir(parents=True)
+    script = tmp_path / "model.jsonl"
+    script.write_text(text("never asked") + "\n")
+    (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
+    run = _run_in_code_server(
+        tmp_path,
+        workspace,
+        {"scenario": "opentime", "script": str(script)},
+        artifacts=REPO / "test-artifacts" / "vscode-open-time",
+        baseline=True,
+    )
+    times = run.report["openTimes"]
+    chat = statistics.median(t["usable_ms"] for t in times["chat"])
+    minimal = statistics.median(t["usable_ms"] for t in times["minimal"])
+    first, fresh_chat, fresh_minimal = (
+        times["minimal_first_page"],
+        times["chat_fresh"],
+        times["minimal_fresh"],
+    )
+    target = "met" if chat <= 300 else f"out of reach, a bare webview alone takes {minimal:.0f} ms"
+    figures = (
+        "\nOpening the chat: activity-bar click → input usable, against a minimal webview "
+        "view (code-server's own webview start), code-server + headless Chromium:\n"
+        f"  run's first page (cold):  minimal {first['usable_ms']} ms, of which "
+        f"{_worker_wait(first)} ms waiting for code-server's webview service worker; "
+        f"then the chat {times['chat_after_minimal']['usable_ms']} ms\n"
+        f"  fresh browser:            chat {fresh_chat['usable_ms']} ms "
+        f"(worker {_worker_wait(fresh_chat)} ms), minimal {fresh_minimal['usable_ms']} ms "
+        f"(worker {_worker_wait(fresh_minimal)} ms)\n"
+        f"  returning (page reloaded): chat {chat:.0f} ms, minimal {minimal:.0f} ms "
+        f"(medians of {len(times['chat'])})\n"
+        f"  the chat's own part: {chat - minimal:+.0f} ms; the 300 ms target: {target}"
+    )
+    with capsys.disabled():  # shown in the test run's output, pass or fail
+        print(figures)  # noqa: T201 - the figures of the run
+    # The chat adds nothing that shows (no waiting for the agent, no slow page): loose
+    # bounds against the baseline of the same run, for a loaded machine.
+    assert chat < minimal + 1500, times
+    assert fresh_chat["usable_ms"] < fresh_minimal["usable_ms"] + 1500, times
