@@ -16,7 +16,9 @@ usable input time and the first answer's time, printed; the crash notice and the
 permission cards survive the reload (restart and History) and the chat is never blank
 meanwhile; Add to Chat from the explorer and by a drop; the focus keybinding; Undo Last
 Agent Edit; a wrong setting named in a message. Issue 21.5: Add to Chat from the
-editor's context menu; no agent in an untrusted workspace until it is trusted.
+editor's context menu; no agent in an untrusted workspace until it is trusted. Issue
+22: the agent's notice (a wrongly typed setting) and `/compress`'s compaction are lines
+of their own, live and after each reload.
 Screenshots go to test-artifacts/vscode/. The first run installs code-server into the
 test cache (minutes); later runs take ~40 s."""
 
@@ -71,6 +73,9 @@ def _chunked(pieces: list[str]) -> str:
 
 
 FAST_WORDS = [f"fast{i} " for i in range(60)]
+COMPACTION_SUMMARY = "the user asked for a fast answer and one in two chunks"
+BAD_SETTING = {"model": {"maxSessionTurns": "x"}}
+"""A wrongly typed agent setting in the workspace: the agent says so in a notice."""
 TWO_CHUNKS = ["two-", "chunks"]
 
 
@@ -93,6 +98,7 @@ def _script(path: Path) -> None:
     lines = [
         _chunked(FAST_WORDS),  # the first answer: 60 chunks at once (issue 21: doubled text)
         _chunked(TWO_CHUNKS),
+        text(COMPACTION_SUMMARY),  # /compress asks the model for the summary
         call("replace", edit),
         call("write_file", {"file_path": "b.txt", "content": "a new file\n"}),
         text("edited a.txt"),
@@ -299,6 +305,8 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     workspace = (tmp_path / "ws").resolve()
     (workspace / ".vscode").mkdir(parents=True)
     (workspace / "a.txt").write_text("alpha\n")
+    (workspace / ".gemini").mkdir()
+    (workspace / ".gemini" / "settings.json").write_text(json.dumps(BAD_SETTING))
     script = tmp_path / "model.jsonl"
     _script(script)
     (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
@@ -309,6 +317,7 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
             "script": str(script),
             "fastWords": FAST_WORDS,
             "twoChunks": TWO_CHUNKS,
+            "compactionSummary": COMPACTION_SUMMARY,
             "crashAgent": {"command": sys.executable, "args": ["-c", CRASHING_AGENT]},
         },
     )
@@ -346,10 +355,10 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     for event in events:
         by_name.setdefault(event["name"], []).append(event)
     stops = [e["stopReason"] for e in by_name["turn_stream_ms"]]
-    assert stops == ["end_turn"] * 5 + ["cancelled", "cancelled"], stops
+    assert stops == ["end_turn"] * 6 + ["cancelled", "cancelled"], stops
     activation = by_name["activation_ms"][0]["value"]
     diffs = [e["value"] for e in by_name["permission_to_diff_ms"]]
-    long_turn = by_name["turn_stream_ms"][4]["value"]
+    long_turn = by_name["turn_stream_ms"][5]["value"]
     renders = [e for e in by_name.get("render_ms", []) if e["length"] > 1000]
     assert renders, by_name.get("render_ms")
     render = renders[0]["value"]
@@ -397,6 +406,14 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert report["mentionFromEditorMenu"].startswith("@a.txt"), report
     assert report["focusKeybinding"] is True, report
     assert "adkAcp.args must be a list of strings" in report["settingsProblem"], report
+    # Issue 22: the agent's notice and the compaction are lines of their own, live and
+    # after each reload (restart, History), the compaction with its summary.
+    [notice] = report["noticesLive"]
+    assert notice.startswith("Some settings were ignored") and "maxSessionTurns" in notice, notice
+    assert report["compactionsLive"] == [f"Conversation compacted | {COMPACTION_SUMMARY}"], report
+    for when in ("AfterRestart", "AfterHistory"):
+        assert report[f"notices{when}"] == report["noticesLive"], report
+        assert report[f"compactions{when}"] == report["compactionsLive"], report
     # Loose bounds that catch a regression without failing on a loaded CI machine.
     assert report["timings"]["open_ms"] < 15000, report["timings"]
     assert max(diffs) < 3000, diffs

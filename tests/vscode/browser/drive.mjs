@@ -98,6 +98,17 @@ async function permissionCards() {
     cards.map((c) => [c.querySelector("strong")?.textContent, c.querySelector("pre")?.textContent ?? "", c.querySelector(".answer")?.textContent ?? ""].join(" | ")));
 }
 
+/** The agent's notices in the chat (not this client's own: crash, restart). */
+async function agentNotices() {
+  return chat.locator(".notice", { hasText: "settings were ignored" }).allInnerTexts();
+}
+
+/** The compaction lines: what they say, and the summary inside. */
+async function compactions() {
+  return chat.locator(".compaction").evaluateAll((lines) =>
+    lines.map((l) => `${l.querySelector("summary")?.textContent} | ${l.querySelector(".body")?.textContent?.trim()}`));
+}
+
 async function palette(command) {
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input");
@@ -264,6 +275,24 @@ async function mainScenario() {
     await chat.locator(".agent", { hasText: "chunks" }).waitFor({ timeout: 30000 });
     await waitIdle();
     report.twoChunkText = (await chat.locator(".agent").last().innerText()).trim();
+  });
+
+  await step("a notice and a compaction are lines of their own (issue 22: the chat opted in)", async () => {
+    // The workspace's wrongly typed setting: the agent's notice came with the first answer.
+    report.noticesLive = await agentNotices();
+    const input = chat.locator("#input");
+    await input.click();
+    await input.fill("/compress");
+    await chat.locator("#popup [role=option]", { hasText: "/compress" }).first().waitFor({ timeout: 15000 });
+    await input.press("Escape"); // the completion closes; Enter sends
+    await input.press("Enter");
+    const compaction = chat.locator(".compaction", { hasText: "Conversation compacted" });
+    await compaction.waitFor({ timeout: 30000 });
+    await waitIdle();
+    await compaction.locator("summary").click(); // collapsed: the summary is inside
+    await compaction.locator(".body", { hasText: config.compactionSummary }).waitFor({ timeout: 15000 });
+    report.compactionsLive = await compactions();
+    await shot("compaction");
   });
 
   const explorer = page.locator(".explorer-folders-view").first();
@@ -443,6 +472,8 @@ async function mainScenario() {
     if (!told) await toast.first().waitFor({ timeout: 20000 });
     await page.waitForTimeout(500); // anything that would clear the chat after the reload
     report.crashNoticeAfterReload = (await chat.locator(".notice", { hasText: /The agent stopped .*restarting it/ }).count()) === 1;
+    report.noticesAfterRestart = await agentNotices();
+    report.compactionsAfterRestart = await compactions();
     report.permissionsAfterRestart = await permissionCards();
     // The session was loaded again in the new process: its history is replayed.
     await chat.locator(".agent", { hasText: "edited a.txt" }).first().waitFor({ timeout: 30000 });
@@ -461,6 +492,8 @@ async function mainScenario() {
     await chat.locator(".agent", { hasText: "ran it" }).first().waitFor({ timeout: 20000 });
     await chat.locator(".tool", { hasText: "b.txt" }).first().waitFor({ timeout: 15000 });
     report.permissionsAfterHistory = await permissionCards();
+    report.noticesAfterHistory = await agentNotices();
+    report.compactionsAfterHistory = await compactions();
     await shot("history-loaded");
   });
 
