@@ -393,8 +393,7 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
         f"{'yes' if report['fastShown'] == 1 else 'NO'})\n"
         f"  screenshots: {ARTIFACTS}"
     )
-    with capsys.disabled():  # shown in the test run's output, pass or fail
-        print(figures)  # noqa: T201 - the figures of the run
+    _show(capsys, figures)
     # Issue 21: exact transcripts, notices that stay, replays that show everything.
     assert report["fastShown"] == 1 and report["fastText"] == "".join(FAST_WORDS).strip()
     assert report["twoChunkText"] == "".join(TWO_CHUNKS)
@@ -420,15 +419,27 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert render < long_turn + 2000, (render, long_turn)
 
 
-def test_no_agent_in_an_untrusted_workspace(tmp_path: Path) -> None:
-    """Workspace trust on and the folder untrusted (restricted mode): the chat opens and
-    says why there is no agent, offering "Manage Workspace Trust"; no agent process
-    starts. Trusting the folder there starts it (the session's model picker appears)."""
+def _show(capsys: pytest.CaptureFixture[str], figures: str) -> None:
+    """The run's figures, in the test run's output, pass or fail."""
+    with capsys.disabled():
+        print(figures)  # noqa: T201 - the figures of the run
+
+
+def _idle_workspace(tmp_path: Path) -> tuple[Path, Path]:
+    """An empty workspace whose agent has a one-answer script (it is never asked)."""
     workspace = (tmp_path / "ws").resolve()
     (workspace / ".vscode").mkdir(parents=True)
     script = tmp_path / "model.jsonl"
     script.write_text(text("never asked") + "\n")
     (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
+    return workspace, script
+
+
+def test_no_agent_in_an_untrusted_workspace(tmp_path: Path) -> None:
+    """Workspace trust on and the folder untrusted (restricted mode): the chat opens and
+    says why there is no agent, offering "Manage Workspace Trust"; no agent process
+    starts. Trusting the folder there starts it (the session's model picker appears)."""
+    workspace, script = _idle_workspace(tmp_path)
     run = _run_in_code_server(
         tmp_path,
         workspace,
@@ -458,11 +469,7 @@ def test_opening_the_chat_against_a_minimal_webview(
     webview), each the first webview of its workbench: on the run's first page, in a
     fresh browser, and as a returning user (page reloaded; twice each, alternating).
     The chat's own part is the difference; the figures are printed."""
-    workspace = (tmp_path / "ws").resolve()
-    (workspace / ".vscode").mkdir(parents=True)
-    script = tmp_path / "model.jsonl"
-    script.write_text(text("never asked") + "\n")
-    (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
+    workspace, script = _idle_workspace(tmp_path)
     run = _run_in_code_server(
         tmp_path,
         workspace,
@@ -492,8 +499,7 @@ def test_opening_the_chat_against_a_minimal_webview(
         f"(medians of {len(times['chat'])})\n"
         f"  the chat's own part: {chat - minimal:+.0f} ms; the 300 ms target: {target}"
     )
-    with capsys.disabled():  # shown in the test run's output, pass or fail
-        print(figures)  # noqa: T201 - the figures of the run
+    _show(capsys, figures)
     # The chat adds nothing that shows (no waiting for the agent, no slow page): loose
     # bounds against the baseline of the same run, for a loaded machine.
     assert chat < minimal + 1500, times
