@@ -107,6 +107,14 @@ export function activate(context: vscode.ExtensionContext): void {
     },
   );
   surface.view = view;
+  // The chat page's files, read once the activation is done (not when the user clicks).
+  setTimeout(() => {
+    try {
+      view.loadAssets();
+    } catch (error) {
+      log.warn(`the chat view's files could not be read yet: ${String(error)}`);
+    }
+  }, 0);
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, view, {
       webviewOptions: { retainContextWhenHidden: true },
