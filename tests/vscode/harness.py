@@ -26,6 +26,7 @@ from tests.e2e.node_clients import node_clients
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "editors" / "vscode"
 BROWSER = Path(__file__).parent / "browser"
+MINIMAL_WEBVIEW = Path(__file__).parent / "minimal_webview"
 EXTENSION_SOURCES = (
     "package.json",
     "package-lock.json",
@@ -161,6 +162,18 @@ def package_extension(node: Path, work: Path) -> Path:
         work,
         timeout=180,
     )
+    assert packed.returncode == 0 and vsix.exists(), packed.stdout + packed.stderr
+    return vsix
+
+
+def package_minimal_webview(node: Path, modules: Path, work: Path) -> Path:
+    """The open-time baseline (tests/vscode/minimal_webview) as a .vsix, made by the
+    extension's @vscode/vsce (a test fixture: no repository or license file)."""
+    shutil.copytree(MINIMAL_WEBVIEW, work)
+    vsix = work / "minimal-webview.vsix"
+    vsce = modules / "@vscode" / "vsce" / "vsce"
+    args = ["package", "--allow-missing-repository", "--skip-license", "-o", str(vsix)]
+    packed = run_node(node, [str(vsce), *args], work, timeout=180)
     assert packed.returncode == 0 and vsix.exists(), packed.stdout + packed.stderr
     return vsix
 

@@ -16,7 +16,9 @@ usable input time and the first answer's time, printed; the crash notice and the
 permission cards survive the reload (restart and History) and the chat is never blank
 meanwhile; Add to Chat from the explorer and by a drop; the focus keybinding; Undo Last
 Agent Edit; a wrong setting named in a message. Issue 21.5: Add to Chat from the
-editor's context menu; no agent in an untrusted workspace until it is trusted.
+editor's context menu; no agent in an untrusted workspace until it is trusted. Issue
+22: the agent's notice (a wrongly typed setting) and `/compress`'s compaction are lines
+of their own, live and after each reload.
 Screenshots go to test-artifacts/vscode/. The first run installs code-server into the
 test cache (minutes); later runs take ~40 s."""
 
@@ -27,6 +29,7 @@ import os
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -47,6 +50,7 @@ from tests.vscode.harness import (
     node24,
     node_env,
     package_extension,
+    package_minimal_webview,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
@@ -69,6 +73,9 @@ def _chunked(pieces: list[str]) -> str:
 
 
 FAST_WORDS = [f"fast{i} " for i in range(60)]
+COMPACTION_SUMMARY = "the user asked for a fast answer and one in two chunks"
+BAD_SETTING = {"model": {"maxSessionTurns": "x"}}
+"""A wrongly typed agent setting in the workspace: the agent says so in a notice."""
 TWO_CHUNKS = ["two-", "chunks"]
 
 
@@ -91,6 +98,7 @@ def _script(path: Path) -> None:
     lines = [
         _chunked(FAST_WORDS),  # the first answer: 60 chunks at once (issue 21: doubled text)
         _chunked(TWO_CHUNKS),
+        text(COMPACTION_SUMMARY),  # /compress asks the model for the summary
         call("replace", edit),
         call("write_file", {"file_path": "b.txt", "content": "a new file\n"}),
         text("edited a.txt"),
@@ -172,14 +180,19 @@ def _run_in_code_server(
     drive: dict[str, Any],
     trusted: bool = True,
     artifacts: Path = ARTIFACTS,
+    baseline: bool = False,
 ) -> Run:
     """Builds and installs the .vsix into a throw-away HOME, starts code-server on
     `workspace` (workspace trust off, or on with the folder untrusted) and runs
     drive.mjs with `drive` (plus url, chromium, workspace, shots, report); the
-    screenshots, report, metrics and logs go to `artifacts`."""
+    screenshots, report, metrics and logs go to `artifacts`. `baseline`: the minimal
+    webview extension (tests/vscode/minimal_webview) is installed too."""
     node = node24()
-    work = copy_extension(tmp_path / "ext", extension_modules(node))
-    vsix = package_extension(node, work)
+    modules = extension_modules(node)
+    work = copy_extension(tmp_path / "ext", modules)
+    vsixes = [package_extension(node, work)]
+    if baseline:
+        vsixes.append(package_minimal_webview(node, modules, tmp_path / "minimal"))
     tools = browser_tools(node)
     code_server = tools / "node_modules" / ".bin" / "code-server"
     home, shots = tmp_path / "home", tmp_path / "shots"
@@ -206,17 +219,18 @@ def _run_in_code_server(
     }
     env = node_env(node, base)
 
-    installed = subprocess.run(
-        [str(code_server), "--install-extension", str(vsix)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-    )
-    assert "successfully installed" in installed.stdout + installed.stderr, (
-        installed.stdout + installed.stderr
-    )
+    for vsix in vsixes:
+        installed = subprocess.run(
+            [str(code_server), "--install-extension", str(vsix)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
+        assert "successfully installed" in installed.stdout + installed.stderr, (
+            installed.stdout + installed.stderr
+        )
 
     port = _free_port()
     log = tmp_path / "code-server.log"
@@ -291,6 +305,8 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     workspace = (tmp_path / "ws").resolve()
     (workspace / ".vscode").mkdir(parents=True)
     (workspace / "a.txt").write_text("alpha\n")
+    (workspace / ".gemini").mkdir()
+    (workspace / ".gemini" / "settings.json").write_text(json.dumps(BAD_SETTING))
     script = tmp_path / "model.jsonl"
     _script(script)
     (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
@@ -301,6 +317,7 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
             "script": str(script),
             "fastWords": FAST_WORDS,
             "twoChunks": TWO_CHUNKS,
+            "compactionSummary": COMPACTION_SUMMARY,
             "crashAgent": {"command": sys.executable, "args": ["-c", CRASHING_AGENT]},
         },
     )
@@ -338,10 +355,10 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     for event in events:
         by_name.setdefault(event["name"], []).append(event)
     stops = [e["stopReason"] for e in by_name["turn_stream_ms"]]
-    assert stops == ["end_turn"] * 5 + ["cancelled", "cancelled"], stops
+    assert stops == ["end_turn"] * 6 + ["cancelled", "cancelled"], stops
     activation = by_name["activation_ms"][0]["value"]
     diffs = [e["value"] for e in by_name["permission_to_diff_ms"]]
-    long_turn = by_name["turn_stream_ms"][4]["value"]
+    long_turn = by_name["turn_stream_ms"][5]["value"]
     renders = [e for e in by_name.get("render_ms", []) if e["length"] > 1000]
     assert renders, by_name.get("render_ms")
     render = renders[0]["value"]
@@ -365,7 +382,10 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
         f"script ready {by_name['view_ready'][0]['value'] - report['timings']['click_at']} ms\n"
         f"  activity-bar click → input usable               {report['timings']['open_ms']} ms "
         f"(target ≤ 300 ms after the workbench is up: "
-        f"{'meets' if report['timings']['open_ms'] <= 300 else 'misses'})\n"
+        f"{'meets' if report['timings']['open_ms'] <= 300 else 'misses'}; of which "
+        f"{_worker_wait({'marks': report['timings']['open_marks']})} ms waiting for "
+        "code-server's webview service worker: the baseline is "
+        "test_opening_the_chat_against_a_minimal_webview)\n"
         f"  first prompt → first answer text (cold agent)   "
         f"{report['timings']['first_answer_ms']} ms; the agent's own part: "
         f"{by_name['first_chunk_ms'][0]['value']} ms (session/prompt → first chunk)\n"
@@ -373,8 +393,7 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
         f"{'yes' if report['fastShown'] == 1 else 'NO'})\n"
         f"  screenshots: {ARTIFACTS}"
     )
-    with capsys.disabled():  # shown in the test run's output, pass or fail
-        print(figures)  # noqa: T201 - the figures of the run
+    _show(capsys, figures)
     # Issue 21: exact transcripts, notices that stay, replays that show everything.
     assert report["fastShown"] == 1 and report["fastText"] == "".join(FAST_WORDS).strip()
     assert report["twoChunkText"] == "".join(TWO_CHUNKS)
@@ -386,21 +405,41 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert report["mentionFromEditorMenu"].startswith("@a.txt"), report
     assert report["focusKeybinding"] is True, report
     assert "adkAcp.args must be a list of strings" in report["settingsProblem"], report
+    # Issue 22: the agent's notice and the compaction are lines of their own, live and
+    # after each reload (restart, History), the compaction with its summary.
+    [notice] = report["noticesLive"]
+    assert notice.startswith("Some settings were ignored") and "maxSessionTurns" in notice, notice
+    assert report["compactionsLive"] == [f"Conversation compacted | {COMPACTION_SUMMARY}"], report
+    for when in ("AfterRestart", "AfterHistory"):
+        assert report[f"notices{when}"] == report["noticesLive"], report
+        assert report[f"compactions{when}"] == report["compactionsLive"], report
     # Loose bounds that catch a regression without failing on a loaded CI machine.
     assert report["timings"]["open_ms"] < 15000, report["timings"]
     assert max(diffs) < 3000, diffs
     assert render < long_turn + 2000, (render, long_turn)
 
 
-def test_no_agent_in_an_untrusted_workspace(tmp_path: Path) -> None:
-    """Workspace trust on and the folder untrusted (restricted mode): the chat opens and
-    says why there is no agent, offering "Manage Workspace Trust"; no agent process
-    starts. Trusting the folder there starts it (the session's model picker appears)."""
+def _show(capsys: pytest.CaptureFixture[str], figures: str) -> None:
+    """The run's figures, in the test run's output, pass or fail."""
+    with capsys.disabled():
+        print(figures)  # noqa: T201 - the figures of the run
+
+
+def _idle_workspace(tmp_path: Path) -> tuple[Path, Path]:
+    """An empty workspace whose agent has a one-answer script (it is never asked)."""
     workspace = (tmp_path / "ws").resolve()
     (workspace / ".vscode").mkdir(parents=True)
     script = tmp_path / "model.jsonl"
     script.write_text(text("never asked") + "\n")
     (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
+    return workspace, script
+
+
+def test_no_agent_in_an_untrusted_workspace(tmp_path: Path) -> None:
+    """Workspace trust on and the folder untrusted (restricted mode): the chat opens and
+    says why there is no agent, offering "Manage Workspace Trust"; no agent process
+    starts. Trusting the folder there starts it (the session's model picker appears)."""
+    workspace, script = _idle_workspace(tmp_path)
     run = _run_in_code_server(
         tmp_path,
         workspace,
@@ -414,3 +453,54 @@ def test_no_agent_in_an_untrusted_workspace(tmp_path: Path) -> None:
     assert report["agentsWhileUntrusted"] == 0, report
     assert report["agentsAfterTrust"] == 1, report
     assert report.get("trustedNotice") is True, report
+
+
+def _worker_wait(opened: dict[str, Any]) -> int:
+    """The ms a webview waited for code-server's webview service worker (its host page's marks)."""
+    marks = opened["marks"]
+    return int(marks.get("content/workerReady", 0) - marks.get("content/started", 0))
+
+
+def test_opening_the_chat_against_a_minimal_webview(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 21.4: activity-bar click → usable input for the chat and for a minimal
+    webview view (a text box, set at once: what code-server itself takes to show a
+    webview), each the first webview of its workbench: on the run's first page, in a
+    fresh browser, and as a returning user (page reloaded; twice each, alternating).
+    The chat's own part is the difference; the figures are printed."""
+    workspace, script = _idle_workspace(tmp_path)
+    run = _run_in_code_server(
+        tmp_path,
+        workspace,
+        {"scenario": "opentime", "script": str(script)},
+        artifacts=REPO / "test-artifacts" / "vscode-open-time",
+        baseline=True,
+    )
+    times = run.report["openTimes"]
+    chat = statistics.median(t["usable_ms"] for t in times["chat"])
+    minimal = statistics.median(t["usable_ms"] for t in times["minimal"])
+    first, fresh_chat, fresh_minimal = (
+        times["minimal_first_page"],
+        times["chat_fresh"],
+        times["minimal_fresh"],
+    )
+    target = "met" if chat <= 300 else f"out of reach, a bare webview alone takes {minimal:.0f} ms"
+    figures = (
+        "\nOpening the chat: activity-bar click → input usable, against a minimal webview "
+        "view (code-server's own webview start), code-server + headless Chromium:\n"
+        f"  run's first page (cold):  minimal {first['usable_ms']} ms, of which "
+        f"{_worker_wait(first)} ms waiting for code-server's webview service worker; "
+        f"then the chat {times['chat_after_minimal']['usable_ms']} ms\n"
+        f"  fresh browser:            chat {fresh_chat['usable_ms']} ms "
+        f"(worker {_worker_wait(fresh_chat)} ms), minimal {fresh_minimal['usable_ms']} ms "
+        f"(worker {_worker_wait(fresh_minimal)} ms)\n"
+        f"  returning (page reloaded): chat {chat:.0f} ms, minimal {minimal:.0f} ms "
+        f"(medians of {len(times['chat'])})\n"
+        f"  the chat's own part: {chat - minimal:+.0f} ms; the 300 ms target: {target}"
+    )
+    _show(capsys, figures)
+    # The chat adds nothing that shows (no waiting for the agent, no slow page): loose
+    # bounds against the baseline of the same run, for a loaded machine.
+    assert chat < minimal + 1500, times
+    assert fresh_chat["usable_ms"] < fresh_minimal["usable_ms"] + 1500, times

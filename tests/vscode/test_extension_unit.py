@@ -95,6 +95,8 @@ def test_extension_unit_tests_and_package(tmp_path: Path) -> None:
         "extension/media/transcript.js",
         "extension/media/items.js",
         "extension/media/composer.js",
+        "extension/dist/media/chat.js",
+        "extension/dist/media/chat.css",
         "extension/media/icon.png",
         "extension/LICENSE.txt",
         "extension/readme.md",

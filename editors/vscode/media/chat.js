@@ -25,10 +25,15 @@
       transcript.textContent = "";
     },
     created: (entry) => {
-      entry.el = create(entry.item);
+      const parent = entry.item.parent ? store.get(entry.item.parent) : undefined;
+      entry.el = create(entry.item, parent && parent.el);
     },
     changed: (entry) => upsert(entry),
     appended: (entry) => schedule(entry.item.id),
+    removed: (entry) => {
+      dirty.delete(entry.item.id);
+      if (entry.el) entry.el.remove();
+    },
     state: (state) => {
       header = Object.assign({}, header, state);
       renderHeader();

@@ -1,7 +1,9 @@
 // @ts-check
 // The chat's transcript items drawn into the page: user and agent text (Markdown),
-// thoughts, notices, plans, tool calls (links open the file in the editor) and
-// permission cards (their buttons answer the agent). All text goes in through
+// thoughts, notices, plans (entries, Markdown or a file), tool calls (links open the
+// file in the editor), permission cards (their buttons answer the agent), compactions
+// (collapsible, with the summary) and subagent sessions (a collapsible block holding
+// the subagent's own items). All text goes in through
 // textContent or the escaping Markdown renderer. Used by chat.js (global `AdkItems`).
 (function () {
   "use strict";
@@ -18,6 +20,38 @@
     if (className) node.className = className;
     if (text !== undefined) node.textContent = text;
     return node;
+  }
+
+  /**
+   * The child of `node` with this tag (and class), made when it is not there yet.
+   * @template {keyof HTMLElementTagNameMap} K
+   * @param {HTMLElement} node
+   * @param {K} tag
+   * @param {string} [className]
+   * @returns {HTMLElementTagNameMap[K]}
+   */
+  function part(node, tag, className) {
+    const found = node.querySelector(":scope > " + tag + (className ? "." + className : ""));
+    return /** @type {HTMLElementTagNameMap[K] | null} */ (found) || /** @type {HTMLElementTagNameMap[K]} */ (node.appendChild(el(tag, className)));
+  }
+
+  /** A file: URI's path (other URIs as they are). @param {string} uri */
+  function fileOf(uri) {
+    return uri.startsWith("file://") ? decodeURIComponent(uri.slice("file://".length).replace(/^[^/]*/, "")) : uri;
+  }
+
+  /** What a subagent is doing, in words. @param {Extract<Webview.Item, { kind: "subagent" }>} item */
+  function subagentState(item) {
+    switch (item.state) {
+      case "running":
+        return "working";
+      case "requires_action":
+        return "waiting for you";
+      case "idle":
+        return !item.stopReason || item.stopReason === "end_turn" ? "done" : item.stopReason.replace(/_/g, " ");
+      default:
+        return "";
+    }
   }
 
   /**
@@ -63,6 +97,24 @@
         case "plan": {
           node.textContent = "";
           node.appendChild(el("strong", "", "Plan"));
+          if (item.markdown !== undefined) {
+            const body = el("div", "body");
+            body.innerHTML = md.render(item.markdown);
+            node.appendChild(body);
+            break;
+          }
+          if (item.uri !== undefined) {
+            const path = fileOf(item.uri);
+            const link = el("a", "", " " + path.split(/[\\/]/).pop());
+            link.href = "#";
+            link.title = item.uri;
+            link.addEventListener("click", (event) => {
+              event.preventDefault();
+              openLink(path, null);
+            });
+            node.appendChild(link);
+            break;
+          }
           const list = el("ul");
           for (const entryItem of item.entries) {
             const li = el("li", entryItem.status, entryItem.content);
@@ -105,6 +157,27 @@
           if (item.terminalIds.length) node.appendChild(el("div", "terminal-note", "Output in the terminal panel"));
           break;
         }
+        case "compaction": {
+          const summary = part(node, "summary");
+          summary.textContent =
+            item.status === "completed" ? "Conversation compacted"
+              : item.status === "in_progress" ? "Compacting the conversation…"
+                : item.status === "failed" ? "Compacting the conversation failed" + (item.error ? ": " + item.error : "")
+                  : "Compaction " + item.status.replace(/_/g, " ") + (item.error ? ": " + item.error : "");
+          node.dataset.status = item.status;
+          part(node, "div", "body").innerHTML = item.text ? md.render(item.text) : "";
+          break;
+        }
+        case "subagent": {
+          const summary = part(node, "summary");
+          summary.textContent = "";
+          summary.appendChild(el("span", "title", item.title || "Subagent"));
+          if (item.description) summary.appendChild(el("span", "description", item.description));
+          const state = subagentState(item);
+          if (state) summary.appendChild(el("span", "status " + (item.state || ""), state));
+          node.dataset.state = item.state || "";
+          break;
+        }
         case "permission": {
           node.textContent = "";
           node.className = "item permission" + (item.answered ? " answered" : "");
@@ -130,18 +203,29 @@
       }
     }
 
-    /** @param {Webview.Item} item */
-    function create(item) {
+    /**
+     * @param {Webview.Item} item
+     * @param {HTMLElement} [parent] the subagent block it goes in
+     */
+    function create(item, parent) {
       /** @type {HTMLElement} */
       let node;
-      if (item.kind === "thought") {
-        node = el("details", "item thought");
+      if (item.kind === "thought" || item.kind === "compaction" || item.kind === "subagent") {
+        const details = el("details", "item " + item.kind);
+        // A subagent's block is open while it works (and when it is new), closed when replayed done.
+        if (item.kind === "subagent") {
+          details.open = item.state !== "idle";
+          details.appendChild(el("summary"));
+          details.appendChild(el("div", "body"));
+        }
+        node = details;
       } else {
         node = el("div", "item " + item.kind);
       }
       node.id = "item-" + item.id;
       node.dataset.kind = item.kind;
-      transcript.appendChild(node);
+      const body = parent && parent.querySelector(":scope > .body");
+      (body || transcript).appendChild(node);
       return node;
     }
 

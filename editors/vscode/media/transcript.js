@@ -1,6 +1,6 @@
 // @ts-check
 // The webview's transcript state: folds the host's operations (reset / upsert / append /
-// state) into items, in order, and tells the view what to draw. No DOM here: chat.js
+// remove / state) into items, in order, and tells the view what to draw. No DOM here: chat.js
 // draws, and the extension's unit tests run this same code headless.
 (/** @param {any} root the global object (the webview's window) */ function (root) {
   "use strict";
@@ -42,6 +42,15 @@
             if (entry) {
               /** @type {{ text: string }} */ (entry.item).text += op.text;
               view.appended(entry);
+            }
+            break;
+          }
+          case "remove": {
+            const entry = entries.get(op.id);
+            if (entry) {
+              entries.delete(op.id);
+              order.splice(order.indexOf(op.id), 1);
+              view.removed(entry);
             }
             break;
           }

@@ -1,7 +1,8 @@
-// Bundles the extension (dist/extension.js) and, with --tests, the unit tests
-// (out/test/*.test.js, run by `node --test out/test/`), with esbuild.
-import { build } from "esbuild";
-import { readdirSync, rmSync } from "node:fs";
+// Bundles the extension (dist/extension.js), minifies the chat page's scripts and CSS
+// (dist/media/, inlined into the page by chatView.ts: half the bytes to the webview) and,
+// with --tests, the unit tests (out/test/*.test.js, run by `node --test out/test/`), with esbuild.
+import { build, transform } from "esbuild";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -25,6 +26,14 @@ await build({
   external: ["vscode"],
   minify: production,
 });
+
+mkdirSync(join(root, "dist", "media"), { recursive: true });
+for (const name of readdirSync(join(root, "media")).filter((n) => /\.(js|css)$/.test(n))) {
+  const source = readFileSync(join(root, "media", name), "utf8");
+  const loader = name.endsWith(".css") ? "css" : "js";
+  const { code } = await transform(source, { loader, minify: true, target: loader === "js" ? "es2020" : undefined });
+  writeFileSync(join(root, "dist", "media", name), code);
+}
 
 if (tests) {
   rmSync(join(root, "out"), { recursive: true, force: true });

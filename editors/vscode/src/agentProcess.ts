@@ -1,7 +1,7 @@
 // The agent as a child process and the ACP connection to it (official SDK). Every line
 // on the wire goes to the log (redacted); stderr's last lines are kept to explain a crash.
 
-import * as acp from "@agentclientprotocol/sdk";
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { ChildProcess, SpawnOptions } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { redact } from "./redact";
@@ -39,9 +39,15 @@ export interface AgentProcessOptions {
   now?: () => number;
 }
 
+/** What the chat can take: files and terminals through the editor; notices and
+ * compactions (ACP 1.21), subagent sessions and plan operations (unstable), each shown
+ * in the chat (chatModel.ts). */
 export const CLIENT_CAPABILITIES: acp.ClientCapabilities = {
   fs: { readTextFile: true, writeTextFile: true },
   terminal: true,
+  session: { notices: {}, compaction: {} },
+  subagents: {},
+  plan: {},
 };
 
 const TAIL_LINES = 30;

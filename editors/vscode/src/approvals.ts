@@ -4,7 +4,7 @@
 // editor title bar's Allow / Reject / Answer buttons and the `adkAcp.pendingDiff`
 // context. The VS Code side is injected (ApprovalsHost).
 
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import type { ChatSurface } from "./chatSurface";
 import type { DiffStore, Proposal, UriLike } from "./diffDocuments";
 import type { Metric } from "./metrics";
@@ -41,8 +41,8 @@ export class Approvals {
     private readonly host: ApprovalsHost,
     private readonly surface: ChatSurface,
     private readonly diffs: DiffStore,
-    /** The session whose questions are asked (others are answered "cancelled"). */
-    private readonly session: () => string | null,
+    /** Whether a session's questions are asked: the shown one's and its subagents' (others are answered "cancelled"). */
+    private readonly asks: (sessionId: string) => boolean,
     /** Whether a turn runs (the status shows "waiting for approval" / "thinking"). */
     private readonly running: () => boolean,
   ) {
@@ -61,12 +61,13 @@ export class Approvals {
   }
 
   request(params: acp.RequestPermissionRequest, at: number): Promise<acp.RequestPermissionResponse> {
-    if (params.sessionId !== this.session()) return Promise.resolve({ outcome: { outcome: "cancelled" } });
+    if (!this.asks(params.sessionId)) return Promise.resolve({ outcome: { outcome: "cancelled" } });
     return this.broker.request(params, at);
   }
 
+  /** Cancels the pending questions: all, or those of `sessionId` and of its subagents. */
   cancelAll(sessionId?: string): number {
-    return this.broker.cancelAll(sessionId);
+    return this.broker.cancelAll(sessionId === undefined ? undefined : (id) => id === sessionId || this.asks(id));
   }
 
   /** Loads the virtual documents of an announced edit ahead of its permission request. */
@@ -115,7 +116,8 @@ export class Approvals {
     const model = this.surface.model;
     if (answered) this.surface.post(model.answerPermission(answered.key, answered.answer));
     if (current && !model.get(current.key)) {
-      this.surface.post(model.addPermission({ id: current.key, title: current.title, detail: current.detail, options: current.options }));
+      const { key, title, detail, options } = current;
+      this.surface.post(model.addPermission({ id: key, title, detail, options }, current.sessionId));
     }
     this.host.setContext("adkAcp.pendingDiff", current?.hasDiff ?? false);
     if (this.running()) this.surface.setStatus(current ? "waiting for approval" : "thinking");

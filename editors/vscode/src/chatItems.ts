@@ -2,18 +2,24 @@
 // (through messages.ts and webview.d.ts): the items, the header state, the operations
 // the webview follows; and the pure helpers that turn ACP content into them.
 
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 
-export type ItemKind = "user" | "agent" | "thought" | "tool" | "plan" | "notice" | "permission";
+export type ItemKind = "user" | "agent" | "thought" | "tool" | "plan" | "notice" | "permission" | "compaction" | "subagent";
+
+/** What every item has: its id, and the subagent block it is drawn in (none: the chat itself). */
+interface Placed {
+  id: string;
+  /** The id of the subagent item whose block holds this item. */
+  parent?: string;
+}
 
 export interface Location {
   path: string;
   line?: number | null;
 }
 
-export interface ToolItem {
+export interface ToolItem extends Placed {
   kind: "tool";
-  id: string;
   title: string;
   toolKind: string;
   status: string;
@@ -23,31 +29,51 @@ export interface ToolItem {
   terminalIds: string[];
 }
 
-export interface TextItem {
+export interface TextItem extends Placed {
   kind: "user" | "agent" | "thought" | "notice";
-  id: string;
   text: string;
   level?: string;
   /** A notice of this client (crash, restart, a turn's limit), not replayed by the agent. */
   local?: boolean;
 }
 
-export interface PlanItem {
+export interface PlanItem extends Placed {
   kind: "plan";
-  id: string;
   entries: { content: string; priority: string; status: string }[];
+  /** A plan operation's plan (`plan_update`): its id, and its Markdown or file when it is one. */
+  planId?: string;
+  markdown?: string;
+  uri?: string;
 }
 
-export interface PermissionItem {
+/** A context compaction (`compaction_update`, `compaction_summary_chunk`); `text` is its summary. */
+export interface CompactionItem extends Placed {
+  kind: "compaction";
+  status: string;
+  text: string;
+  error?: string | null;
+}
+
+/** A subagent session (`subagent_update`): its block holds the subagent's own items. */
+export interface SubagentItem extends Placed {
+  kind: "subagent";
+  sessionId: string;
+  title: string | null;
+  description: string | null;
+  /** running, idle, requires_action, unknown; null when not reported. */
+  state: string | null;
+  stopReason?: string | null;
+}
+
+export interface PermissionItem extends Placed {
   kind: "permission";
-  id: string;
   title: string;
   detail: string;
   options: { optionId: string; name: string; kind: string }[];
   answered?: string;
 }
 
-export type Item = TextItem | ToolItem | PlanItem | PermissionItem;
+export type Item = TextItem | ToolItem | PlanItem | PermissionItem | CompactionItem | SubagentItem;
 
 export interface ConfigSelect {
   id: string;
@@ -69,6 +95,7 @@ export interface HeaderState {
 export type Op =
   | { op: "upsert"; item: Item }
   | { op: "append"; id: string; text: string }
+  | { op: "remove"; id: string }
   | { op: "state"; state: Partial<HeaderState> }
   | { op: "reset" };
 
@@ -139,4 +166,31 @@ export function configSelects(options: readonly acp.SessionConfigOption[] | null
     });
   }
   return out;
+}
+
+/** What an update of the shown session changes in the chat's header (commands, config
+ * options, mode, title, usage); null for an update that is not about the header. */
+export function headerChange(update: acp.SessionUpdate, state: HeaderState): Partial<HeaderState> | null {
+  switch (update.sessionUpdate) {
+    case "available_commands_update":
+      return {
+        commands: update.availableCommands.map((c) => ({
+          name: c.name,
+          description: c.description,
+          hint: c.input && "hint" in c.input ? c.input.hint : undefined,
+        })),
+      };
+    case "config_option_update":
+      return { configOptions: configSelects(update.configOptions) };
+    case "current_mode_update":
+      return { configOptions: state.configOptions.map((o) => (o.category === "mode" ? { ...o, currentValue: update.currentModeId } : o)) };
+    case "session_info_update":
+      return update.title !== undefined ? { title: update.title ?? null } : null;
+    case "usage_update": {
+      const cost = update.cost ? `${update.cost.amount.toFixed(4)} ${update.cost.currency}` : undefined;
+      return { usage: { used: update.used, size: update.size, cost } };
+    }
+    default:
+      return null;
+  }
 }

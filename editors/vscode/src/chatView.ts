@@ -1,7 +1,8 @@
-// The chat webview view: the HTML/CSS/JS of media/, inlined into the page (no resource
-// round trips before the input shows: a remote or browser workbench fetches each one
-// through its service worker), under a strict CSP (scripts and styles only by nonce),
-// messages both ways.
+// The chat webview view: the HTML/CSS/JS of media/ (minified into dist/media/ by the
+// build), inlined into the page (no resource round trips before the input shows: a
+// remote or browser workbench fetches each one through its service worker), under a
+// strict CSP (scripts and styles only by nonce), messages both ways. The page is set
+// first thing when the view resolves; its files are read right after activation.
 
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -24,12 +25,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
+    // The page first (the click waits for it); everything else after.
+    view.webview.options = { enableScripts: true, localResourceRoots: [this.media] };
+    view.webview.html = this.html(view.webview);
     this.mark("resolved");
     this.view = view;
     this.ready = false;
-    const media = vscode.Uri.joinPath(this.extensionUri, "media");
-    view.webview.options = { enableScripts: true, localResourceRoots: [media] };
-    view.webview.html = this.html(view.webview, media);
     view.webview.onDidReceiveMessage((message: FromView) => {
       if (message.type === "ready") {
         this.mark("ready");
@@ -62,16 +63,28 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.batcher.post(message);
   }
 
-  private html(webview: vscode.Webview, media: vscode.Uri): string {
-    const nonce = randomBytes(16).toString("base64");
+  private get media(): vscode.Uri {
+    return vscode.Uri.joinPath(this.extensionUri, "media");
+  }
+
+  /** Reads the page's CSS and scripts (once; `extension.ts` calls it right after activation,
+   * so the first click does not wait for the files). */
+  loadAssets(): { css: string; scripts: string[] } {
     if (!this.assets) {
-      const read = (name: string): string => readFileSync(vscode.Uri.joinPath(media, name).fsPath, "utf8");
+      // Minified by the build (scripts/build.mjs); the sources are media/.
+      const built = vscode.Uri.joinPath(this.extensionUri, "dist", "media");
+      const read = (name: string): string => readFileSync(vscode.Uri.joinPath(built, name).fsPath, "utf8");
       this.assets = {
         css: read("chat.css").replace(/<\/style/gi, "<\\/style"),
         scripts: ["markdown.js", "transcript.js", "items.js", "composer.js", "chat.js"].map((n) => read(n).replace(/<\/script/gi, "<\\/script")),
       };
     }
-    const { css, scripts } = this.assets;
+    return this.assets;
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = randomBytes(16).toString("base64");
+    const { css, scripts } = this.loadAssets();
     const csp = [
       "default-src 'none'",
       `style-src ${webview.cspSource} 'nonce-${nonce}'`,

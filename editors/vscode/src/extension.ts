@@ -61,7 +61,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   const terminals = terminalManager();
   // The supervisor, the sessions and the approvals refer to each other through these late-bound callbacks.
-  const approvals: Approvals = new Approvals(host.approvalsHost(metric), surface, diffs, () => sessions.session, () => sessions.running);
+  const approvals: Approvals = new Approvals(host.approvalsHost(metric), surface, diffs, (id) => sessions.asks(id), () => sessions.running);
   const supervisor: AgentSupervisor = new AgentSupervisor(host.supervisorHost(keys, metric), surface, {
     handlers: {
       requestPermission: (params, at) => approvals.request(params, at),
@@ -107,6 +107,14 @@ export function activate(context: vscode.ExtensionContext): void {
     },
   );
   surface.view = view;
+  // The chat page's files, read once the activation is done (not when the user clicks).
+  setTimeout(() => {
+    try {
+      view.loadAssets();
+    } catch (error) {
+      log.warn(`the chat view's files could not be read yet: ${String(error)}`);
+    }
+  }, 0);
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, view, {
       webviewOptions: { retainContextWhenHidden: true },

@@ -2,7 +2,7 @@
 // buffers, writes go through the editor (an undoable WorkspaceEdit, the file opened
 // and saved). The VS Code side is injected so this runs in plain Node too.
 
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import * as path from "node:path";
 
 export interface EditorFiles {

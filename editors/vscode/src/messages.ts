@@ -48,6 +48,7 @@ export interface TranscriptView {
   created(entry: TranscriptEntry): void;
   changed(entry: TranscriptEntry): void;
   appended(entry: TranscriptEntry): void;
+  removed(entry: TranscriptEntry): void;
   state(state: Partial<HeaderState>): void;
 }
 

@@ -3,11 +3,13 @@
 // the agent sent. The first answer wins (notification, editor title bar, chat card);
 // a cancel of the turn answers every pending question "cancelled".
 
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import type { DiffStore, Proposal } from "./diffDocuments";
 
 export interface Question {
   key: string;
+  /** The session that asks (the shown one, or one of its subagents'). */
+  sessionId: string;
   title: string;
   detail: string;
   options: acp.PermissionOption[];
@@ -75,6 +77,7 @@ export class PermissionBroker {
     const key = `perm-${++this.counter}`;
     const question: Question = {
       key,
+      sessionId: params.sessionId,
       title: toolCall.title ?? "The agent asks permission",
       detail: describeToolCall(toolCall),
       options: params.options,
@@ -149,9 +152,10 @@ export class PermissionBroker {
     return false;
   }
 
-  /** session/cancel, the turn's end or the agent's death: every pending question of the session is cancelled. */
-  cancelAll(sessionId?: string): number {
-    const victims = this.pending.filter((p) => sessionId === undefined || p.sessionId === sessionId);
+  /** session/cancel, the turn's end or the agent's death: every pending question of the session (or of the sessions `sessionId` accepts) is cancelled. */
+  cancelAll(sessionId?: string | ((id: string) => boolean)): number {
+    const hit = (id: string): boolean => (typeof sessionId === "function" ? sessionId(id) : id === sessionId);
+    const victims = this.pending.filter((p) => sessionId === undefined || hit(p.sessionId));
     for (const entry of victims) entry.settle({ outcome: "cancelled" });
     return victims.length;
   }

@@ -2,7 +2,7 @@
 // mentioned selection as an embedded resource (or quoted text when the agent does not
 // take embedded context).
 
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Mention } from "./messages";

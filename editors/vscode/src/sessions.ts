@@ -4,7 +4,7 @@
 // updates routed to the shown session, and the turn's timing metrics. The VS Code side
 // (pickers, messages, the API key prompt) is injected (SessionHost).
 
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { sessionRoots } from "./agentCommand";
 import { ChatModel, configSelects } from "./chatModel";
 import type { ChatSurface } from "./chatSurface";
@@ -296,25 +296,32 @@ export class SessionControl {
     for (const notification of early) this.sessionUpdate(notification);
   }
 
-  /** session/update: into the shown transcript (or the replay being loaded). */
+  /** Whether the questions of `sessionId` are asked: the shown session's and its subagents'. */
+  asks(sessionId: string): boolean {
+    return sessionId === this.sessionId || (this.replaying ?? this.surface.model).hasSubagent(sessionId);
+  }
+
+  /** session/update: into the shown transcript (or the replay being loaded); a subagent's into its block. */
   sessionUpdate(params: acp.SessionNotification): void {
-    if (params.sessionId !== this.sessionId) {
+    const target = this.replaying ?? this.surface.model;
+    const child = params.sessionId !== this.sessionId && target.hasSubagent(params.sessionId) ? params.sessionId : undefined;
+    if (params.sessionId !== this.sessionId && child === undefined) {
       if (this.sessionId === null && this.early.length < 1000) this.early.push(params);
       return;
     }
-    if (this.turn && this.turn.firstChunkAt === null && params.update.sessionUpdate === "agent_message_chunk") {
+    if (this.turn && !child && this.turn.firstChunkAt === null && params.update.sessionUpdate === "agent_message_chunk") {
       this.turn.firstChunkAt = this.host.now();
       this.host.metric("first_chunk_ms", this.turn.firstChunkAt - this.turn.startedAt);
     }
     const update = params.update;
     if (update.sessionUpdate === "tool_call" || update.sessionUpdate === "tool_call_update") this.approvals.toolUpdate(update);
     if (this.replaying) {
-      this.replaying.apply(update);
+      this.replaying.apply(update, child);
       return;
     }
     const model = this.surface.model;
     const before = model.state.configOptions;
-    this.surface.post(model.apply(update));
+    this.surface.post(model.apply(update, child));
     if (model.state.configOptions !== before) this.surface.setStatus(model.state.status);
   }
 }

@@ -3,7 +3,7 @@
 // it when it dies (at most three times a minute; a spawn error is not retried). The VS
 // Code side (trust, settings, secrets, notifications) and the process are injected.
 
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { resolveAgentCommand, UntrustedWorkspace } from "./agentCommand";
 import type { AgentProcessOptions, ClientHandlers, ExitInfo } from "./agentProcess";
 import type { ChatSurface } from "./chatSurface";

@@ -2,7 +2,7 @@
 // process group) whose output is shown in a Pseudoterminal and captured for
 // terminal/output (under outputByteLimit). The VS Code side is injected.
 
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import type { ChildProcess, SpawnOptions } from "node:child_process";
 import { OutputBuffer } from "./outputBuffer";
 

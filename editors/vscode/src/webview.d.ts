@@ -19,7 +19,8 @@ declare namespace Webview {
   /** media/items.js: draws transcript items. */
   interface Items {
     draw(entry: TranscriptEntry): void;
-    create(item: Item): HTMLElement;
+    /** A new item's element, in the transcript or in `parent`'s block (a subagent's). */
+    create(item: Item, parent?: HTMLElement): HTMLElement;
   }
   interface ItemsApi {
     el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K];

@@ -3,10 +3,10 @@
 // fs handler, terminal manager. ADK_ACP_AGENT holds the agent's argv as JSON (the
 // pytest wrapper sets it); without it this file reports a skip, which the wrapper
 // counts as a failure.
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -125,5 +125,82 @@ test("the extension's client side against the real agent: edit with diff approva
   } finally {
     agent.stop();
     terminals.dispose();
+  }
+});
+
+/** A scripted answer of distinct words (a repeated phrase would look like a loop to the agent). */
+const words = (stem: string): string => text(Array.from({ length: 30 }, (_, i) => `${stem}-${i}`).join(" "));
+
+/** A process of the real agent with this extension's capabilities; its updates go into `model`. */
+function agentInto(model: ChatModel, script: string, cwd: string, log: string[]): AgentProcess {
+  const [command, ...args] = JSON.parse(argv!) as string[];
+  const refuse = async (): Promise<never> => {
+    throw new Error("not in this test");
+  };
+  return new AgentProcess({
+    command,
+    args: [...args, "--fake-responses", script],
+    env: { ...process.env, GEMINI_API_KEY: "AIza" + "Q".repeat(35) },
+    cwd,
+    spawn,
+    log: (line) => log.push(line),
+    secrets: () => [],
+    handlers: {
+      requestPermission: refuse,
+      sessionUpdate: (p) => void model.apply(p.update),
+      readTextFile: refuse,
+      writeTextFile: refuse,
+      createTerminal: refuse,
+      terminalOutput: refuse,
+      waitForTerminalExit: refuse,
+      killTerminal: refuse,
+      releaseTerminal: refuse,
+    },
+    onExit: () => undefined,
+  });
+}
+
+test("today's ACP against the real agent: the chat opts in to notices and compactions, shows them, and they come back on a reload", { skip: argv ? false : "ADK_ACP_AGENT is not set", timeout: 120_000 }, async () => {
+  const workspace = realpathSync(mkdtempSync(join(tmpdir(), "adk-acp-ext-")));
+  // A wrongly typed setting: the agent says so in a notice before the first answer.
+  mkdirSync(join(workspace, ".gemini"));
+  writeFileSync(join(workspace, ".gemini", "settings.json"), JSON.stringify({ model: { maxSessionTurns: "x" } }));
+  const script = join(workspace, "..", `model-compact-${Date.now()}.jsonl`);
+  writeFileSync(script, [words("answer-one"), words("answer-two"), text("<state_snapshot>counted to two</state_snapshot>")].join("\n") + "\n");
+  const log: string[] = [];
+  const live = new ChatModel();
+  const agent = agentInto(live, script, workspace, log);
+  const shown = (model: ChatModel): string[] =>
+    model.items.flatMap((i) =>
+      i.kind === "notice" ? [`notice ${i.level} ${i.text.split(" (")[0]}${i.local ? " local" : ""}`]
+        : i.kind === "compaction" ? [`compaction ${i.status} ${i.text}`] : []);
+  let sessionId = "";
+  try {
+    await agent.start();
+    const initialize = log.find((l) => l.startsWith("→ ") && l.includes('"initialize"'))!;
+    const sent = JSON.parse(initialize.slice(2)) as { params: { clientCapabilities: Record<string, unknown> } };
+    assert.deepEqual(sent.params.clientCapabilities["session"], { notices: {}, compaction: {} });
+    assert.deepEqual([sent.params.clientCapabilities["subagents"], sent.params.clientCapabilities["plan"]], [{}, {}]);
+    sessionId = (await agent.agent.request("session/new", { cwd: workspace, mcpServers: [] })).sessionId;
+    for (const t of ["one", "two", "/compress"]) {
+      const done = await agent.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: t }] });
+      assert.equal(done.stopReason, "end_turn");
+    }
+    // The settings notice is a notice line (not answer text); the compaction its own line, with the summary.
+    assert.deepEqual(shown(live), ["notice info Some settings were ignored", "compaction completed <state_snapshot>counted to two</state_snapshot>"]);
+    assert.ok(log.some((l) => l.startsWith("← ") && /"sessionUpdate":\s*"notice"/.test(l)), "a notice update, not marked text");
+    assert.ok(!live.items.some((i) => i.kind === "agent" && i.text.includes("settings were ignored")));
+  } finally {
+    agent.stop();
+  }
+  // A reload (another process, session/load): both are replayed where they were.
+  const replayed = new ChatModel();
+  const again = agentInto(replayed, script, workspace, log);
+  try {
+    await again.start();
+    await again.agent.request("session/load", { sessionId, cwd: workspace, mcpServers: [] });
+    assert.deepEqual(shown(replayed), shown(live));
+  } finally {
+    again.stop();
   }
 });

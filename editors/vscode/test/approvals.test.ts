@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { Approvals, type ApprovalsHost, type OptionPick } from "../src/approvals";
 import { DiffStore, type UriLike } from "../src/diffDocuments";
 import { fakeSurface, recordMetrics, until, type FakeSurface } from "./fakes";
@@ -55,7 +55,7 @@ function rig(): Rig {
     metric: recordMetrics().metric,
     now: () => 0,
   };
-  r.approvals = new Approvals(host, fake.surface, diffs, () => r.session, () => r.running);
+  r.approvals = new Approvals(host, fake.surface, diffs, (id) => id === r.session || r.fake.surface.model.hasSubagent(id), () => r.running);
   return r;
 }
 
@@ -132,4 +132,16 @@ test("a tool call's diff is loaded ahead of its question and dropped when the ca
   assert.equal(r.diffs.size, 1, "one proposal, prepared once");
   r.approvals.toolUpdate({ toolCallId: "t9", status: "completed" });
   assert.equal(r.diffs.size, 0);
+});
+
+test("a subagent's question is asked, its card sits in the subagent's block; cancelling the session cancels it", async () => {
+  const r = rig();
+  r.fake.surface.model.apply({ sessionUpdate: "subagent_update", sessionId: "child", title: "helper" });
+  const pending = r.approvals.request(editRequest("child"), 0);
+  await until(() => r.asked.length === 1, "the subagent's question");
+  const card = r.fake.surface.model.items.find((i) => i.kind === "permission");
+  assert.equal(card?.parent, "subagent:child");
+  assert.equal(r.approvals.cancelAll("s"), 1);
+  assert.deepEqual(await pending, { outcome: { outcome: "cancelled" } });
+  assert.ok(card?.kind === "permission" && card.answered === "cancelled");
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ChatModel, diffStat, type ToolItem } from "../src/chatModel";
+import { ChatModel, diffStat, type CompactionItem, type PlanItem, type SubagentItem, type ToolItem } from "../src/chatModel";
 
 const text = (t: string) => ({ type: "text" as const, text: t });
 
@@ -79,4 +79,92 @@ test("diffStat counts added and removed lines", () => {
   assert.deepEqual(diffStat(null, "a\nb\n"), { added: 2, removed: 0 });
   assert.deepEqual(diffStat("a\nb", "a\nb"), { added: 0, removed: 0 });
   assert.deepEqual(diffStat("a\nb", "a\nx"), { added: 1, removed: 1 });
+});
+
+test("notice updates: a line of the agent's (title, then description), not this client's", () => {
+  const model = new ChatModel();
+  model.apply({ sessionUpdate: "notice", severity: "warning", title: "Retrying:", description: "the model was busy" });
+  const [notice] = model.items;
+  assert.ok(notice?.kind === "notice");
+  assert.deepEqual([notice.text, notice.level, notice.local], ["Retrying:\nthe model was busy", "warning", undefined]);
+});
+
+test("compactions: a line of their own; chunks stream the summary, updates patch it", () => {
+  const model = new ChatModel();
+  model.apply({ sessionUpdate: "agent_message_chunk", content: text("before") });
+  const first = model.apply({ sessionUpdate: "compaction_summary_chunk", compactionId: "c1", content: text("<state") });
+  assert.deepEqual(first.map((o) => o.op), ["upsert"]);
+  assert.deepEqual(model.apply({ sessionUpdate: "compaction_summary_chunk", compactionId: "c1", content: text("_snapshot>") }),
+    [{ op: "append", id: "compaction:c1", text: "_snapshot>" }]);
+  const item = () => model.get("compaction:c1") as CompactionItem;
+  assert.deepEqual([item().status, item().text], ["in_progress", "<state_snapshot>"]);
+  model.apply({ sessionUpdate: "compaction_update", compactionId: "c1", status: "completed" }); // summary omitted: kept
+  assert.deepEqual([item().status, item().text], ["completed", "<state_snapshot>"]);
+  model.apply({ sessionUpdate: "compaction_update", compactionId: "c1", status: "completed", summary: [text("all of it")] });
+  assert.equal(item().text, "all of it");
+  model.apply({ sessionUpdate: "compaction_update", compactionId: "c2", status: "failed", error: "the model refused", summary: null });
+  assert.deepEqual(model.items.map((i) => i.kind), ["agent", "compaction", "compaction"]);
+  assert.deepEqual([(model.get("compaction:c2") as CompactionItem).error, (model.get("compaction:c2") as CompactionItem).text], ["the model refused", ""]);
+  // The answer after a compaction is a new message, not the one before it.
+  model.apply({ sessionUpdate: "agent_message_chunk", content: text("after") });
+  assert.equal(model.items.at(-1)?.kind, "agent");
+});
+
+test("plan operations: a plan by id is replaced where it stands (entries, Markdown, a file) and removed", () => {
+  const model = new ChatModel();
+  model.apply({ sessionUpdate: "plan_update", plan: { type: "markdown", planId: "p1", content: "# Plan\n1. read" } });
+  model.apply({ sessionUpdate: "agent_message_chunk", content: text("working") });
+  const ops = model.apply({ sessionUpdate: "plan_update", plan: { type: "items", planId: "p1", entries: [{ content: "read", priority: "high", status: "completed" }] } });
+  assert.deepEqual(ops.map((o) => o.op), ["upsert"]);
+  assert.deepEqual(model.items.map((i) => i.kind), ["plan", "agent"]);
+  const plan = model.get("plan:p1") as PlanItem;
+  assert.deepEqual([plan.planId, plan.markdown, plan.entries.map((e) => e.status)], ["p1", undefined, ["completed"]]);
+  model.apply({ sessionUpdate: "plan_update", plan: { type: "file", planId: "p2", uri: "file:///w/PLAN.md" } });
+  assert.equal((model.get("plan:p2") as PlanItem).uri, "file:///w/PLAN.md");
+  assert.deepEqual(model.apply({ sessionUpdate: "plan_removed", planId: "p1" }), [{ op: "remove", id: "plan:p1" }]);
+  assert.deepEqual(model.apply({ sessionUpdate: "plan_removed", planId: "p1" }), []);
+  assert.deepEqual(model.items.map((i) => i.id.startsWith("plan:") ? i.id : i.kind), ["agent", "plan:p2"]);
+  assert.deepEqual(model.snapshot().filter((o) => o.op === "upsert").length, 2);
+});
+
+test("subagent sessions: a block with the subagent's messages, tool calls and plans; unknown sessions are ignored", () => {
+  const model = new ChatModel();
+  model.apply({ sessionUpdate: "agent_message_chunk", content: text("Asking a helper.") });
+  assert.deepEqual(model.apply({ sessionUpdate: "agent_message_chunk", content: text("x") }, "child"), []); // not announced
+  model.apply({ sessionUpdate: "subagent_update", sessionId: "child", title: "codebase_investigator", description: "Find the parser", state: { state: "running" } });
+  assert.ok(model.hasSubagent("child") && !model.hasSubagent("other"));
+  model.apply({ sessionUpdate: "session_message", messageId: "m1", content: [text("Find the parser")] }, "child");
+  model.apply({ sessionUpdate: "agent_message_chunk", content: text("Looking") }, "child");
+  model.apply({ sessionUpdate: "agent_message_chunk", content: text(" around") }, "child");
+  model.apply({ sessionUpdate: "tool_call", toolCallId: "t1", title: "Read a.py", kind: "read", status: "pending" }, "child");
+  model.apply({ sessionUpdate: "tool_call", toolCallId: "t1", title: "Read b.py", kind: "read", status: "pending" }); // the parent's own t1
+  model.apply({ sessionUpdate: "tool_call_update", toolCallId: "t1", status: "completed" }, "child");
+  model.apply({ sessionUpdate: "usage_update", used: 5, size: 10 }, "child"); // the header is the shown session's
+  model.apply({ sessionUpdate: "subagent_update", sessionId: "child", state: { state: "idle", stopReason: "end_turn" } });
+  const sub = model.get("subagent:child") as SubagentItem;
+  assert.deepEqual([sub.title, sub.description, sub.state, sub.stopReason], ["codebase_investigator", "Find the parser", "idle", "end_turn"]);
+  assert.equal(model.state.usage, null);
+  const rows = model.items.map((i) => `${i.parent ?? "-"} ${i.kind} ${i.kind === "tool" ? `${i.id} ${i.status}` : "text" in i ? i.text : ""}`);
+  assert.deepEqual(rows, [
+    "- agent Asking a helper.",
+    "- subagent ",
+    "subagent:child user Find the parser",
+    "subagent:child agent Looking around",
+    "subagent:child tool child/t1 completed",
+    "- tool t1 pending",
+  ]);
+  // The parent's next words after the subagent are a message of their own, below its block.
+  model.apply({ sessionUpdate: "agent_message_chunk", content: text("It found it.") });
+  assert.equal(model.items.at(-1)?.kind === "agent" && model.items.at(-1)?.parent, undefined);
+  // A subagent of the subagent: its block sits in the first one's.
+  model.apply({ sessionUpdate: "subagent_update", sessionId: "grandchild", title: "g" }, "child");
+  model.apply({ sessionUpdate: "agent_message_chunk", content: text("deep") }, "grandchild");
+  assert.deepEqual([model.get("subagent:grandchild")?.parent, model.items.at(-1)?.parent], ["subagent:child", "subagent:grandchild"]);
+  // Its permission cards (live and replayed) go in its block.
+  model.addPermission({ id: "perm-1", title: "Run ls", detail: "", options: [] }, "child");
+  model.apply({ sessionUpdate: "tool_call", toolCallId: "t2", title: "Write", status: "completed",
+    _meta: { adkAcp: { permission: { title: "Write c.py", options: [], answer: "proceed_once" } } } }, "child");
+  assert.deepEqual(["perm-1", "permission-child/t2"].map((id) => model.get(id)?.parent), ["subagent:child", "subagent:child"]);
+  model.reset();
+  assert.ok(!model.hasSubagent("child"));
 });

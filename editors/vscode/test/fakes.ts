@@ -1,6 +1,6 @@
 // Fakes of the VS Code side for the pieces' unit tests (not a test file itself).
 
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import type { ExitInfo } from "../src/agentProcess";
 import { ChatSurface, type Log, type SurfaceHost } from "../src/chatSurface";
 import type { ToView } from "../src/messages";

@@ -1,4 +1,4 @@
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DiffStore, type Proposal, type UriLike } from "../src/diffDocuments";

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { SessionControl, type SessionHost, type SessionPick } from "../src/sessions";
 import type { AgentSupervisor } from "../src/supervisor";
 import { FakeAgent, fakeSurface, notices, recordMetrics, type FakeSurface } from "./fakes";
@@ -234,4 +234,28 @@ test("tool calls go to the approvals (their diffs), in the shown session only", 
   r.sessions.sessionUpdate({ sessionId: "s", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit" } });
   r.sessions.sessionUpdate({ sessionId: "x", update: { sessionUpdate: "tool_call", toolCallId: "t2", title: "Edit" } });
   assert.deepEqual(r.tools, ["t1"]);
+});
+
+test("a subagent's session: its updates go into its block, live and in a replay; its questions are asked", async () => {
+  const agent = new FakeAgent({ "session/new": () => ({ sessionId: "s" }), "session/load": () => ({}) }, { loadSession: true });
+  const r = rig(agent);
+  await r.sessions.ensureSession();
+  assert.ok(!r.sessions.asks("child"));
+  r.sessions.sessionUpdate(chunk("child", "before it is announced"));
+  r.sessions.sessionUpdate({ sessionId: "s", update: { sessionUpdate: "subagent_update", sessionId: "child", title: "helper", state: { state: "running" } } });
+  r.sessions.sessionUpdate(chunk("child", "child words"));
+  r.sessions.sessionUpdate({ sessionId: "child", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Read" } });
+  assert.ok(r.sessions.asks("s") && r.sessions.asks("child") && !r.sessions.asks("other"));
+  assert.deepEqual(r.tools, ["t1"]); // its diffs are loaded ahead too
+  const rows = (items: typeof r.fake.surface.model.items): string[] =>
+    items.map((i) => `${i.parent ?? "-"} ${i.kind === "agent" ? i.text : i.kind}`);
+  assert.deepEqual(rows(r.fake.surface.model.items), ["- subagent", "subagent:child child words", "subagent:child tool"]);
+  // The same session loaded again: the replay (announcement, then the child's updates) builds the same block.
+  agent.answers["session/load"] = () => {
+    r.sessions.sessionUpdate({ sessionId: "s", update: { sessionUpdate: "subagent_update", sessionId: "child", title: "helper" } });
+    r.sessions.sessionUpdate(chunk("child", "child words"));
+    return {};
+  };
+  await r.sessions.resume();
+  assert.deepEqual(rows(r.fake.surface.model.items).slice(0, 2), ["- subagent", "subagent:child child words"]);
 });

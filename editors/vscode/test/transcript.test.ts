@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { test } from "node:test";
-import type * as acp from "@agentclientprotocol/sdk";
-import { ChatModel, type Item, type Op } from "../src/chatModel";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
+import { ChatModel, type CompactionItem, type Item, type Op, type PlanItem, type SubagentItem, type ToolItem } from "../src/chatModel";
 import type { MarkdownApi, ToView, TranscriptApi } from "../src/messages";
 import { OpBatcher, type BatchTimer } from "../src/opBatcher";
 
@@ -36,6 +36,7 @@ function headlessWebview(): { transcript: Transcript; drawn: Map<string, string>
     created: () => undefined,
     changed: draw,
     appended: draw,
+    removed: (entry: Entry) => void drawn.delete(entry.item.id),
     state: () => undefined,
   });
   return { transcript, drawn };
@@ -73,70 +74,130 @@ function rng(seed: number): () => number {
 
 const WORDS = ["a", "b ", "**bold** ", "`x` ", "\n", "\n\n", "- item\n", "```\ncode\n", "é ", "<b> ", "#"];
 
-function randomUpdates(random: () => number, count: number): acp.SessionUpdate[] {
+/** An update as the agent sends it: of the shown session, or of a subagent's (`session`). */
+interface Sent {
+  update: acp.SessionUpdate;
+  session?: string;
+}
+
+/** Long because: one branch per kind of update the agent may send, with their odds. */
+function randomUpdates(random: () => number, count: number): Sent[] {
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const text = (): string => Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(WORDS)).join("");
-  const out: acp.SessionUpdate[] = [];
+  const out: Sent[] = [];
+  const children: string[] = [];
   let tools = 0;
   let message = 0;
   while (out.length < count) {
+    // Now and then a burst goes to a subagent announced before (its own stream, its own tool ids).
+    const session = children.length && random() < 0.3 ? pick(children) : undefined;
+    const push = (update: acp.SessionUpdate): void => void out.push(session ? { update, session } : { update });
     const r = random();
-    if (r < 0.55) {
+    if (r < 0.45) {
       // a burst of chunks of one message, sometimes with message ids
       const id = random() < 0.3 ? `m${++message}` : undefined;
       for (let n = 1 + Math.floor(random() * 8); n > 0; n--) {
-        out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: text() }, ...(id ? { messageId: id } : {}) });
+        push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: text() }, ...(id ? { messageId: id } : {}) });
       }
-    } else if (r < 0.7) {
-      out.push({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: text() } });
-    } else if (r < 0.82) {
+    } else if (r < 0.55) {
+      push({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: text() } });
+    } else if (r < 0.65) {
       const id = `t${random() < 0.5 && tools > 0 ? Math.ceil(random() * tools) : ++tools}`;
-      out.push({ sessionUpdate: "tool_call", toolCallId: id, title: `tool ${id}`, kind: "read", status: "pending" });
-      out.push({ sessionUpdate: "tool_call_update", toolCallId: id, status: random() < 0.5 ? "completed" : "failed",
+      push({ sessionUpdate: "tool_call", toolCallId: id, title: `tool ${id}`, kind: "read", status: "pending" });
+      push({ sessionUpdate: "tool_call_update", toolCallId: id, status: random() < 0.5 ? "completed" : "failed",
         content: [{ type: "content", content: { type: "text", text: text() } }] });
-    } else if (r < 0.9) {
-      out.push({ sessionUpdate: "plan", entries: [{ content: text(), priority: "high", status: pick(["pending", "in_progress", "completed"] as const) }] });
-    } else if (r < 0.95) {
+    } else if (r < 0.7) {
+      out.push({ update: { sessionUpdate: "plan", entries: [{ content: text(), priority: "high", status: pick(["pending", "in_progress", "completed"] as const) }] } });
+    } else if (r < 0.76) {
+      const planId = pick(["p1", "p2"]);
+      push(random() < 0.5
+        ? { sessionUpdate: "plan_update", plan: { type: "markdown", planId, content: text() } }
+        : { sessionUpdate: "plan_update", plan: { type: "items", planId, entries: [{ content: text(), priority: "low", status: "pending" }] } });
+    } else if (r < 0.79) {
+      push({ sessionUpdate: "plan_removed", planId: pick(["p1", "p2"]) });
+    } else if (r < 0.84) {
+      const compactionId = pick(["k1", "k2"]);
+      push(random() < 0.5
+        ? { sessionUpdate: "compaction_summary_chunk", compactionId, content: { type: "text", text: text() } }
+        : { sessionUpdate: "compaction_update", compactionId, status: pick(["in_progress", "completed", "failed"]),
+          ...(random() < 0.5 ? { summary: [{ type: "text" as const, text: text() }] } : {}) });
+    } else if (r < 0.88) {
       const note = text();
-      out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: note }, _meta: { adkAcp: { notice: { level: "info", text: note } } } });
+      push(random() < 0.5
+        ? { sessionUpdate: "agent_message_chunk", content: { type: "text", text: note }, _meta: { adkAcp: { notice: { level: "info", text: note } } } }
+        : { sessionUpdate: "notice", severity: "warning", title: note.trim() || "?" });
+    } else if (r < 0.93) {
+      const child = random() < 0.6 || children.length === 0 ? `c${children.length + 1}` : pick(children);
+      out.push({ update: { sessionUpdate: "subagent_update", sessionId: child, title: `sub ${child}`,
+        state: random() < 0.5 ? { state: "running" } : { state: "idle", stopReason: "end_turn" } } });
+      if (!children.includes(child)) children.push(child);
     } else {
-      out.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text: text() } });
+      push({ sessionUpdate: "user_message_chunk", content: { type: "text", text: text() } });
     }
   }
   return out;
 }
 
-/** What the agent sent, by kind: all answer text, all thought text, notices, tool end states, the last plan. */
-function sent(updates: acp.SessionUpdate[]): Record<string, unknown> {
-  let agent = "";
-  let thought = "";
-  let user = "";
+/** A scope's key: "" for the shown session, the child's session id for a subagent's. */
+const scopeOf = (item: { parent?: string }): string => (item.parent ? item.parent.slice("subagent:".length) : "");
+
+/** What the agent sent, by scope and kind: answer, thought and user text, notices, tool end states, the last plan, plans by id, compactions, subagents. */
+function sent(updates: Sent[]): Record<string, unknown> {
+  const texts: Record<string, string> = {};
+  const add = (key: string, t: string): void => void (texts[key] = (texts[key] ?? "") + t);
   const notices: string[] = [];
-  const tools = new Map<string, string>();
+  const tools: Record<string, string> = {};
+  const plans: Record<string, string> = {};
+  const compactions: Record<string, string> = {};
+  const subagents: Record<string, string> = {};
   let plan: string[] = [];
-  for (const u of updates) {
+  for (const { update: u, session } of updates) {
+    const scope = session ?? "";
     if (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text") {
       if (u._meta) notices.push(u.content.text);
-      else agent += u.content.text;
-    } else if (u.sessionUpdate === "agent_thought_chunk" && u.content.type === "text") thought += u.content.text;
-    else if (u.sessionUpdate === "user_message_chunk" && u.content.type === "text") user += u.content.text;
-    else if (u.sessionUpdate === "tool_call_update" && u.status) tools.set(u.toolCallId, u.status);
+      else add(`agent:${scope}`, u.content.text);
+    } else if (u.sessionUpdate === "agent_thought_chunk" && u.content.type === "text") add(`thought:${scope}`, u.content.text);
+    else if (u.sessionUpdate === "user_message_chunk" && u.content.type === "text") add(`user:${scope}`, u.content.text);
+    else if (u.sessionUpdate === "notice") notices.push(u.title);
+    else if (u.sessionUpdate === "tool_call_update" && u.status) tools[`${scope}:${u.toolCallId}`] = u.status;
     else if (u.sessionUpdate === "plan") plan = u.entries.map((e) => `${e.status}:${e.content}`);
+    else if (u.sessionUpdate === "plan_update") {
+      plans[`${scope}:${u.plan.planId}`] = u.plan.type === "markdown" ? u.plan.content : u.plan.type === "items" ? u.plan.entries.map((e) => e.content).join("|") : "";
+    } else if (u.sessionUpdate === "plan_removed") delete plans[`${scope}:${u.planId}`];
+    else if (u.sessionUpdate === "compaction_summary_chunk" && u.content.type === "text") {
+      const key = `${scope}:${u.compactionId}`;
+      const [status, summary] = (compactions[key] ?? "in_progress|").split(/\|(.*)/s) as [string, string];
+      compactions[key] = `${status}|${summary}${u.content.text}`;
+    } else if (u.sessionUpdate === "compaction_update") {
+      const key = `${scope}:${u.compactionId}`;
+      const before = (compactions[key] ?? "in_progress|").split(/\|(.*)/s)[1] ?? "";
+      const summary = u.summary === undefined ? before : (u.summary ?? []).map((b) => (b.type === "text" ? b.text : "")).join("");
+      compactions[key] = `${u.status}|${summary}`;
+    } else if (u.sessionUpdate === "subagent_update") subagents[u.sessionId] = `${u.title}:${u.state?.state}`;
   }
-  return { agent, thought, user, notices, tools: Object.fromEntries(tools), plan };
+  return { texts, notices, tools, plan, plans, compactions, subagents };
 }
 
 function shown(items: (Item & { text?: string })[]): Record<string, unknown> {
-  const join = (kind: string): string => items.filter((i) => i.kind === kind).map((i) => i.text ?? "").join("");
-  const plans = items.filter((i) => i.kind === "plan");
-  const last = plans[plans.length - 1];
+  const texts: Record<string, string> = {};
+  for (const i of items) {
+    if (i.kind === "agent" || i.kind === "thought" || i.kind === "user") {
+      const key = `${i.kind}:${scopeOf(i)}`;
+      texts[key] = (texts[key] ?? "") + i.text;
+    }
+  }
+  const legacy = items.filter((i) => i.kind === "plan" && i.planId === undefined);
+  const last = legacy[legacy.length - 1];
+  const byKey = <T extends Item>(kind: T["kind"], key: (i: T) => string | null, value: (i: T) => string): Record<string, string> =>
+    Object.fromEntries(items.filter((i): i is T => i.kind === kind && key(i as T) !== null).map((i) => [key(i), value(i)]));
   return {
-    agent: join("agent"),
-    thought: join("thought"),
-    user: join("user"),
+    texts,
     notices: items.filter((i) => i.kind === "notice").map((i) => i.text),
-    tools: Object.fromEntries(items.filter((i) => i.kind === "tool").map((i) => [i.id, i.kind === "tool" ? i.status : ""])),
+    tools: byKey<ToolItem>("tool", (i) => `${scopeOf(i)}:${i.id.split("/").pop()}`, (i) => i.status),
     plan: last && last.kind === "plan" ? last.entries.map((e) => `${e.status}:${e.content}`) : [],
+    plans: byKey<PlanItem>("plan", (i) => (i.planId === undefined ? null : `${scopeOf(i)}:${i.planId}`), (i) => i.markdown ?? i.entries.map((e) => e.content).join("|")),
+    compactions: byKey<CompactionItem>("compaction", (i) => `${scopeOf(i)}:${i.id.split(/[:/]/).pop()}`, (i) => `${i.status}|${i.text}`),
+    subagents: byKey<SubagentItem>("subagent", (i) => i.sessionId, (i) => `${i.title}:${i.state}`),
   };
 }
 
@@ -151,8 +212,8 @@ function run(seed: number, count: number): void {
     if (delivered.type === "ops") webview.transcript.apply(delivered.ops);
   }, 4, timer);
   batcher.post({ type: "ops", ops: model.reset() });
-  for (const update of updates) {
-    batcher.post({ type: "ops", ops: model.apply(update) });
+  for (const { update, session } of updates) {
+    batcher.post({ type: "ops", ops: model.apply(update, session) });
     const r = random();
     if (r < 0.15) timer.fire(); // the batch leaves between two chunks
     else if (r < 0.2) batcher.post({ type: "turn", running: true }); // another message flushes it

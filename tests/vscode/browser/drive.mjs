@@ -25,10 +25,16 @@ const browser = await chromium.launch({
     "--disable-component-update", "--disable-sync", "--no-first-run",
   ],
 });
-const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-page.on("console", (m) => {
-  if (m.type() === "error") report.console.push(m.text().slice(0, 300));
-});
+/** A fresh browser context (no service worker, no cache yet) and its page. */
+async function freshPage() {
+  const context = await browser.newContext({ viewport: { width: 1500, height: 950 } });
+  const fresh = await context.newPage();
+  fresh.on("console", (m) => {
+    if (m.type() === "error") report.console.push(m.text().slice(0, 300));
+  });
+  return fresh;
+}
+let page = await freshPage();
 
 async function shot(name) {
   const path = join(config.shots, `${String(report.shots.length + 1).padStart(2, "0")}-${name}.png`);
@@ -62,7 +68,12 @@ async function agentPids() {
   return pids;
 }
 
-const chat = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+const CHAT_EXTENSION = "adk-acp.adk-acp-vscode";
+const MINIMAL_EXTENSION = "adk-acp-test.minimal-webview";
+/** The content frame of an extension's webview (VS Code names the extension in the outer frame's URL). */
+const webviewOf = (extensionId) =>
+  page.frameLocator(`iframe.webview.ready[src*="extensionId=${extensionId}"]`).frameLocator("iframe#active-frame");
+let chat = webviewOf(CHAT_EXTENSION);
 
 async function prompt(text) {
   const input = chat.locator("#input");
@@ -85,6 +96,17 @@ async function waitIdle() {
 async function permissionCards() {
   return chat.locator(".permission").evaluateAll((cards) =>
     cards.map((c) => [c.querySelector("strong")?.textContent, c.querySelector("pre")?.textContent ?? "", c.querySelector(".answer")?.textContent ?? ""].join(" | ")));
+}
+
+/** The agent's notices in the chat (not this client's own: crash, restart). */
+async function agentNotices() {
+  return chat.locator(".notice", { hasText: "settings were ignored" }).allInnerTexts();
+}
+
+/** The compaction lines: what they say, and the summary inside. */
+async function compactions() {
+  return chat.locator(".compaction").evaluateAll((lines) =>
+    lines.map((l) => `${l.querySelector("summary")?.textContent} | ${l.querySelector(".body")?.textContent?.trim()}`));
 }
 
 async function palette(command) {
@@ -114,18 +136,125 @@ async function clickChatIcon() {
   return clicked;
 }
 
+async function showExplorer() {
+  // A click on the activity bar while the workbench is still switching containers (a busy
+  // machine) can land on the old state and toggle the side bar instead: look, then retry.
+  const explorer = page.locator(".explorer-folders-view").first();
+  const icon = page.locator(".activitybar a[aria-label^='Explorer'], .activitybar .action-label[aria-label^='Explorer']").first();
+  for (let attempt = 0; attempt < 4 && !(await explorer.isVisible()); attempt++) {
+    await icon.click();
+    await explorer.waitFor({ timeout: 8000 }).catch(() => undefined);
+  }
+  await explorer.waitFor({ timeout: 30000 });
+}
+
+/** The webview's own start, from its outer frame's performance marks (VS Code's
+ * webview host page: frame created, service worker ready, inner frame loaded, content
+ * written), in ms after `since`. */
+async function webviewMarks(extensionId, since) {
+  const outer = page.frames().find((f) => f.url().includes("/index.html?") && f.url().includes(`extensionId=${extensionId}`));
+  if (!outer) return {};
+  const marks = await outer.evaluate(() => [
+    ["frame_created", 0],
+    ...performance.getEntriesByType("mark")
+      .filter((m) => m.name.startsWith("webview/index.html/"))
+      .map((m) => [m.name.slice("webview/index.html/".length), m.startTime]),
+  ].map(([name, at]) => [name, Math.round(performance.timeOrigin + at)]));
+  return Object.fromEntries(marks.map(([name, at]) => [name, at - since]));
+}
+
+/** In the page, every 5 ms: the time its webview's #input is there, enabled, and on
+ * screen (the content frame made visible), or false. */
+function inputShownAt(extensionId) {
+  const outer = document.querySelector(`iframe.webview.ready[src*="extensionId=${extensionId}"]`);
+  const inner = outer?.contentDocument?.getElementById("active-frame");
+  const input = inner?.contentDocument?.getElementById("input");
+  if (!outer || !inner || !input || input.disabled || inner.style.visibility === "hidden") return false;
+  const box = outer.getBoundingClientRect();
+  return box.width > 0 && box.height > 0 ? Date.now() : false;
+}
+
+/**
+ * Clicks an activity-bar icon once the workbench is idle: the ms until its webview's
+ * #input is on screen (seen from the page, every 5 ms) and the webview's marks; then
+ * checks that the input takes typing.
+ */
+async function timeOpen(title, extensionId) {
+  const icon = page.locator(`.activitybar a[aria-label="${title}"], .activitybar .action-label[aria-label="${title}"]`).first();
+  await icon.waitFor({ timeout: 30000 });
+  await page.evaluate(() => new Promise((resolve) => requestIdleCallback(resolve, { timeout: 5000 })));
+  const shown = page.waitForFunction(inputShownAt, extensionId, { polling: 5, timeout: 30000 });
+  const clicked = Date.now();
+  await icon.click();
+  const usable = (await (await shown).jsonValue()) - clicked;
+  const view = webviewOf(extensionId);
+  await view.locator("#input").pressSequentially("x", { delay: 0 });
+  await view.locator("#input").evaluate((el) => { if (el.value !== "x") throw new Error(`input holds ${el.value}`); });
+  await view.locator("#input").fill("");
+  return { clicked_at: clicked, usable_ms: usable, marks: await webviewMarks(extensionId, clicked) };
+}
+
+/** The page reloaded with the explorer shown (a workbench restores the last view). */
+async function reloadWorkbench() {
+  await showExplorer();
+  await page.reload();
+  await loadWorkbench();
+}
+
+/** The workbench loaded (again) in this browser context: both extensions are active. */
+async function loadWorkbench() {
+  await openWorkspace();
+  await page.locator(".statusbar-item", { hasText: "minimal-webview" }).first().waitFor({ timeout: 60000 });
+}
+
+// Issue 21.4: the open time against the baseline, a minimal webview view, each view
+// the first webview of its workbench: on the run's first page (code-server and the
+// machine still cold), in a fresh browser (code-server's webview service worker is
+// installed by this first webview), and as a returning user (the page reloaded: the
+// worker is registered), twice each, alternating.
+async function openTimeScenario() {
+  const times = { minimal_first_page: null, chat_after_minimal: null, chat_fresh: null, minimal_fresh: null, chat: [], minimal: [] };
+  const views = { chat: ["adk-acp", CHAT_EXTENSION], minimal: ["Minimal webview", MINIMAL_EXTENSION] };
+  const agentUp = () => chat.locator('select[data-category="model"]').waitFor({ timeout: 60000 });
+  await loadWorkbench();
+  await step("the run's first page: the minimal webview, then the chat", async () => {
+    times.minimal_first_page = await timeOpen(...views.minimal);
+    times.chat_after_minimal = await timeOpen(...views.chat);
+    await agentUp();
+  });
+  for (let round = 0; round < 2; round++) {
+    for (const key of ["chat", "minimal"]) {
+      await step(`reloaded: the ${key} view (${round + 1})`, async () => {
+        await reloadWorkbench();
+        times[key].push(await timeOpen(...views[key]));
+        if (key === "chat") await agentUp();
+      });
+    }
+  }
+  for (const key of ["chat", "minimal"]) {
+    await step(`a fresh browser: the ${key} view is its first webview`, async () => {
+      await page.context().close();
+      page = await freshPage();
+      chat = webviewOf(CHAT_EXTENSION);
+      await loadWorkbench();
+      times[`${key}_fresh`] = await timeOpen(...views[key]);
+      if (key === "chat") await agentUp();
+    });
+  }
+  await shot("open-time");
+  report.openTimes = times;
+}
+
 // The main scenario: a trusted workspace, the whole chat.
 async function mainScenario() {
   await openWorkspace();
 
   await step("open the chat view", async () => {
-    const clicked = await clickChatIcon();
-    // Usable: the input is on screen, enabled, and takes typing (the agent connects behind it).
-    await chat.locator("#input:not([disabled])").waitFor({ timeout: 30000 });
-    await chat.locator("#input").pressSequentially("x", { delay: 0 });
-    await chat.locator("#input").evaluate((el) => { if (el.value !== "x") throw new Error(`input holds ${el.value}`); });
-    report.timings.open_ms = Date.now() - clicked;
-    await chat.locator("#input").fill("");
+    // Usable: the input on screen, enabled, taking typing (the agent connects behind it).
+    const opened = await timeOpen("adk-acp", CHAT_EXTENSION);
+    report.timings.click_at = opened.clicked_at;
+    report.timings.open_ms = opened.usable_ms;
+    report.timings.open_marks = opened.marks;
     // The session is created when the view is ready: the mode and model pickers appear.
     await chat.locator('select[data-category="model"]').waitFor({ timeout: 60000 });
     await chat.locator('select[data-category="mode"]').waitFor({ timeout: 15000 });
@@ -148,18 +277,25 @@ async function mainScenario() {
     report.twoChunkText = (await chat.locator(".agent").last().innerText()).trim();
   });
 
-  const explorer = page.locator(".explorer-folders-view").first();
-  async function showExplorer() {
-    // A click on the activity bar while the workbench is still switching containers (a busy
-    // machine) can land on the old state and toggle the side bar instead: look, then retry.
-    const icon = page.locator(".activitybar a[aria-label^='Explorer'], .activitybar .action-label[aria-label^='Explorer']").first();
-    for (let attempt = 0; attempt < 4 && !(await explorer.isVisible()); attempt++) {
-      await icon.click();
-      await explorer.waitFor({ timeout: 8000 }).catch(() => undefined);
-    }
-    await explorer.waitFor({ timeout: 30000 });
-  }
+  await step("a notice and a compaction are lines of their own (issue 22: the chat opted in)", async () => {
+    // The workspace's wrongly typed setting: the agent's notice came with the first answer.
+    report.noticesLive = await agentNotices();
+    const input = chat.locator("#input");
+    await input.click();
+    await input.fill("/compress");
+    await chat.locator("#popup [role=option]", { hasText: "/compress" }).first().waitFor({ timeout: 15000 });
+    await input.press("Escape"); // the completion closes; Enter sends
+    await input.press("Enter");
+    const compaction = chat.locator(".compaction", { hasText: "Conversation compacted" });
+    await compaction.waitFor({ timeout: 30000 });
+    await waitIdle();
+    await compaction.locator("summary").click(); // collapsed: the summary is inside
+    await compaction.locator(".body", { hasText: config.compactionSummary }).waitFor({ timeout: 15000 });
+    report.compactionsLive = await compactions();
+    await shot("compaction");
+  });
 
+  const explorer = page.locator(".explorer-folders-view").first();
   await step("the focus keybinding (Ctrl+Alt+I) puts the cursor in the chat", async () => {
     await showExplorer();
     await explorer.click();
@@ -336,6 +472,8 @@ async function mainScenario() {
     if (!told) await toast.first().waitFor({ timeout: 20000 });
     await page.waitForTimeout(500); // anything that would clear the chat after the reload
     report.crashNoticeAfterReload = (await chat.locator(".notice", { hasText: /The agent stopped .*restarting it/ }).count()) === 1;
+    report.noticesAfterRestart = await agentNotices();
+    report.compactionsAfterRestart = await compactions();
     report.permissionsAfterRestart = await permissionCards();
     // The session was loaded again in the new process: its history is replayed.
     await chat.locator(".agent", { hasText: "edited a.txt" }).first().waitFor({ timeout: 30000 });
@@ -354,6 +492,8 @@ async function mainScenario() {
     await chat.locator(".agent", { hasText: "ran it" }).first().waitFor({ timeout: 20000 });
     await chat.locator(".tool", { hasText: "b.txt" }).first().waitFor({ timeout: 15000 });
     report.permissionsAfterHistory = await permissionCards();
+    report.noticesAfterHistory = await agentNotices();
+    report.compactionsAfterHistory = await compactions();
     await shot("history-loaded");
   });
 
@@ -426,7 +566,8 @@ async function untrustedScenario() {
 }
 
 try {
-  await (config.scenario === "untrusted" ? untrustedScenario() : mainScenario());
+  const scenarios = { untrusted: untrustedScenario, opentime: openTimeScenario };
+  await (scenarios[config.scenario] ?? mainScenario)();
 } catch {
   // recorded in report.errors
 } finally {
