@@ -99,6 +99,7 @@ def _script(path: Path) -> None:
         _chunked(FAST_WORDS),  # the first answer: 60 chunks at once (issue 21: doubled text)
         _chunked(TWO_CHUNKS),
         text(COMPACTION_SUMMARY),  # /compress asks the model for the summary
+        text(COMPACTION_SUMMARY),  # ... and its verification pass confirms it
         call("replace", edit),
         call("write_file", {"file_path": "b.txt", "content": "a new file\n"}),
         text("edited a.txt"),

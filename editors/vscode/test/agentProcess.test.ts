@@ -166,7 +166,7 @@ test("today's ACP against the real agent: the chat opts in to notices and compac
   mkdirSync(join(workspace, ".gemini"));
   writeFileSync(join(workspace, ".gemini", "settings.json"), JSON.stringify({ model: { maxSessionTurns: "x" } }));
   const script = join(workspace, "..", `model-compact-${Date.now()}.jsonl`);
-  writeFileSync(script, [words("answer-one"), words("answer-two"), text("<state_snapshot>counted to two</state_snapshot>")].join("\n") + "\n");
+  writeFileSync(script, [words("answer-one"), words("answer-two"), text("<state_snapshot>counted to two</state_snapshot>"), text("<state_snapshot>counted to two</state_snapshot>")].join("\n") + "\n");
   const log: string[] = [];
   const live = new ChatModel();
   const agent = agentInto(live, script, workspace, log);
