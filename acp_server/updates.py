@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, assert_never
 
-from acp import schema
 from pydantic import BaseModel, ConfigDict, Field
 
+from acp_server import schema
 from runtime.host import PermissionRequest
 from runtime.protocol import (
     AgentEndEvent,
