@@ -1,7 +1,7 @@
 """What the agent advertises at `initialize`: capabilities, auth methods, its name.
 
 Standard library only: `acp_server.stdio` answers the first `initialize` line with
-`initialize_result` before pygls, `acp.schema`, ADK or genai are loaded, so editors
+`initialize_result` before pygls, ADK or genai are loaded, so editors
 get their answer at once; `handlers/initialize.py` answers any later one with the
 same function. What it advertises is only what works.
 """

@@ -185,7 +185,7 @@ def _setup_logging(args: argparse.Namespace) -> None:
 
 
 def _load_server_modules() -> None:
-    import acp_server.server  # noqa: F401 - pygls, acp.schema, handlers
+    import acp_server.server  # noqa: F401 - pygls, handlers
 
 
 def _warm_up(flags: Any) -> None:

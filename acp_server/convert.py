@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from acp import schema
-
+from acp_server import schema
 from acp_server.errors import invalid_params
 from runtime.errors import PathOutsideWorkspaceError, ToolError
 from runtime.host import Host

@@ -1,7 +1,7 @@
 """`session/new` answered before the server has loaded (the cold path of an editor that
 opens a thread right after `initialize`, as Zed and `acpx exec` do).
 
-While the loader thread imports pygls, `acp.schema` and ADK (~2 s on a small machine),
+While the loader thread imports pygls and ADK (~2 s on a small machine),
 a well-formed `session/new` that follows `initialize` is answered from here with
 only the standard library and the light parts of `runtime`: the workspace is checked,
 credentials and settings resolved, a session id chosen, and the modes and config

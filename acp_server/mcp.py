@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from acp import schema
+from acp_server import schema
 
 if TYPE_CHECKING:
     from runtime.tools.mcp.config import McpServerConfig

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast, get_args
 
-from acp import schema
 from pydantic import TypeAdapter, ValidationError
 
+from acp_server import schema
 from acp_server.updates import (
     ClientUpdates,
     NamedToolCall,

@@ -19,8 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from acp import schema
-
+from acp_server import schema
 from acp_server.errors import BUSY, INTERNAL_ERROR, AcpError, turn_failed
 from acp_server.turn_usage import TurnUsage
 from acp_server.updates import (

@@ -12,7 +12,7 @@ through `Output` without headers, one line each.
 then answers it with -32800.
 
 Handlers are registered with `register(method, params_model, fn)`: params are
-validated with the `acp.schema` model (-32602 with the validation errors),
+validated with the `acp_server.schema` model (-32602 with the validation errors),
 runtime errors are mapped through `acp_server.errors`, anything unexpected
 becomes -32603 with a clear message and a log entry, and the server keeps
 serving.
@@ -142,7 +142,7 @@ def _validation_data(exc: ValidationError) -> list[dict[str, Any]]:
 
 
 def dump(value: Any) -> Any:
-    """acp.schema models (anywhere inside dicts and lists) → JSON-ready data, by alias."""
+    """`acp_server.schema` models (anywhere inside dicts and lists) → JSON-ready data, by alias."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True, exclude_none=True)
     if isinstance(value, dict):

@@ -1,14 +1,14 @@
 """Runtime events → ACP `session/update` notifications.
 
 The one place that knows both vocabularies for events. Each `AgentEvent` maps
-to zero or more update objects (`acp.schema` models); the caller wraps them in
+to zero or more update objects (`acp_server.schema` models); the caller wraps them in
 a `SessionNotification`. Fatal errors map to nothing here: they end the prompt
 with a JSON-RPC error instead (see `acp_server.session`). Non-fatal errors
 (loop detected, a limit) and notices are `notice` updates for a client that opted in
 (`clientCapabilities.session.notices`, see `ClientUpdates`); for any other client they
 are agent message text, marked in `_meta` (`notice_meta`) so a client that knows the
 mark can show them apart. A compression is a `compaction_update` with its summary for a
-client with `session.compaction`. Updates newer than the pinned `acp` schema (1.19) are
+client with `session.compaction`. Updates newer than the set in `acp_server.schema` are
 small models of our own here (`NoticeUpdate`, `CompactionUpdate`, `NamedToolCall`).
 """
 
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, assert_never
 
-from acp import schema
 from pydantic import BaseModel, ConfigDict, Field
 
+from acp_server import schema
 from runtime.host import PermissionRequest
 from runtime.protocol import (
     AgentEndEvent,
@@ -50,7 +50,7 @@ from runtime.protocol import (
     UsageEvent,
 )
 
-Update = Any  # one of the acp.schema session update models
+Update = Any  # one of the acp_server.schema session update models
 
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 

@@ -428,7 +428,7 @@ def measure_cold_session_new(adk: AgentSpec, echo: AgentSpec, procs: int) -> Met
         floor,
         target=0.100,
         note="answered by the early path (acp_server/early.py) while the loader thread "
-        "imports pygls, acp.schema and ADK; the engine is built before the next line",
+        "imports pygls and ADK; the engine is built before the next line",
     )
 
 
@@ -479,8 +479,8 @@ def import_probe(module_code: str) -> tuple[float, int, float]:
 IMPORT_PROBES = {
     "nothing": "pass",
     "acp_server.stdio (initialize path)": "import acp_server.stdio",
-    "acp.schema": "import acp.schema",
-    "acp_server.server (acp.schema, pygls, lsprotocol)": "import acp_server.server",
+    "acp_server.schema (our ACP models)": "import acp_server.schema",
+    "acp_server.server (pygls, lsprotocol, handlers)": "import acp_server.server",
     "google.genai": "import google.genai",
     "google.adk.runners": "from google.adk.runners import Runner",
     "runtime.adk.agent_protocol (engine with ADK)": "import runtime.adk.agent_protocol",

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from acp import schema
 from pydantic import BaseModel
 
+from acp_server import schema
 from acp_server.handlers import initialize, modes, prompt, sessions, titles
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from acp import schema
 from pydantic import Field, model_validator
 
+from acp_server import schema
 from acp_server.capabilities import AUTH_METHODS, LOGIN_METHOD, initialize_result
 from acp_server.errors import invalid_params
 from runtime.config import resolve_auth

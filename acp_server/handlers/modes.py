@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from acp import schema
 from pydantic import BaseModel, ConfigDict, Field
 
+from acp_server import schema
 from acp_server.updates import config_update, mode_update
 
 if TYPE_CHECKING:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from acp import schema
-
+from acp_server import schema
 from acp_server.convert import prompt_to_parts
 from acp_server.tracing import turn_span
 from runtime.commands import parse_command

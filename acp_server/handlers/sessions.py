@@ -14,8 +14,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from acp import schema
-
+from acp_server import schema
 from acp_server.errors import AcpError, from_runtime, invalid_params, session_not_found
 from acp_server.replay import replay_updates
 from runtime.errors import RuntimeAgentError

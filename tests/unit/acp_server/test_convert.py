@@ -7,8 +7,8 @@ import base64
 from pathlib import Path
 
 import pytest
-from acp import schema
 
+from acp_server import schema
 from acp_server.convert import prompt_to_parts, uri_to_path
 from acp_server.errors import INVALID_PARAMS, AcpError
 from runtime.host import HeadlessHost

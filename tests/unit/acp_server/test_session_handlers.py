@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import schema
 
+from acp_server import schema
 from acp_server.early import EarlySession
 from acp_server.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
 from acp_server.handlers import METHODS, NOTIFICATIONS, modes, sessions

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp import schema
-
+from acp_server import schema
 from acp_server.updates import (
     ClientUpdates,
     UpdateMapper,

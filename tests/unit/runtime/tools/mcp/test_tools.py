@@ -7,9 +7,9 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from acp import schema
 from mcp import types as mcp_types
 
+from acp_server import schema
 from acp_server.capabilities import agent_capabilities
 from acp_server.mcp import mcp_servers
 from runtime.host import HeadlessHost
