@@ -71,6 +71,7 @@ def agent_capabilities() -> dict[str, Any]:
             "close": {},
             "delete": {},
             "fork": {},
+            "systemPrompt": {"mode": {"override": {}}},  # append and override
         },
     }
 

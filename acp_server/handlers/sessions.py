@@ -18,6 +18,7 @@ from acp import schema
 
 from acp_server.errors import AcpError, from_runtime, invalid_params, session_not_found
 from acp_server.replay import replay_updates
+from acp_server.system_prompt import client_prompt_of
 from runtime.errors import RuntimeAgentError
 from runtime.session import SessionNotFoundError, WrongWorkspaceError
 
@@ -49,7 +50,9 @@ async def new_session(
     state: ServerState, params: schema.NewSessionRequest
 ) -> schema.NewSessionResponse:
     session_id = uuid.uuid4().hex
-    request = state.open_request(params.cwd, params.additional_directories, params.mcp_servers)
+    request = state.open_request(
+        params.cwd, params.additional_directories, params.mcp_servers, client_prompt_of(params)
+    )
     session = state.adopt(await state.service.open(session_id, request))
     session.announce_commands()
     return schema.NewSessionResponse.model_validate(
@@ -61,7 +64,9 @@ async def _reopen(
     state: ServerState, params: schema.LoadSessionRequest | schema.ResumeSessionRequest
 ) -> tuple[AcpSession, ConversationRecord]:
     """The live session, or one opened from its record (one at a time per id)."""
-    request = state.open_request(params.cwd, params.additional_directories, params.mcp_servers)
+    request = state.open_request(
+        params.cwd, params.additional_directories, params.mcp_servers, client_prompt_of(params)
+    )
     async with state.one_at_a_time(params.session_id):
         live = state.sessions.get(params.session_id)
         try:
@@ -101,7 +106,9 @@ async def resume_session(
 async def fork_session(
     state: ServerState, params: schema.ForkSessionRequest
 ) -> schema.ForkSessionResponse:
-    request = state.open_request(params.cwd, params.additional_directories, params.mcp_servers)
+    request = state.open_request(
+        params.cwd, params.additional_directories, params.mcp_servers, client_prompt_of(params)
+    )
     source = state.sessions.get(params.session_id)
     try:
         agent = await state.service.fork(

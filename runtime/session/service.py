@@ -24,6 +24,7 @@ from typing import Any
 
 from runtime.config import AgentFlags, RuntimeConfig, resolve_auth, resolve_config
 from runtime.errors import ConfigError, RuntimeAgentError
+from runtime.prompt import ClientPrompt
 from runtime.services.gemini_cli_chats import PREFIX as GEMINI_CLI_PREFIX
 from runtime.services.gemini_cli_chats import GeminiCliChats
 from runtime.services.recording import (
@@ -43,7 +44,9 @@ from runtime.workspace import workspace_dir
 logger = logging.getLogger(__name__)
 
 PAGE_SIZE = 50
-FORK_KEPT = ("mode", "modelChoice", "plan")
+CLIENT_PROMPT_KEY = "clientSystemPrompt"
+"""The record's metadata key of the client's system prompt (`ClientPrompt.as_record`)."""
+FORK_KEPT = ("mode", "modelChoice", "plan", "plans", CLIENT_PROMPT_KEY)
 """The recorded metadata a fork carries over (with the title, marked as a fork)."""
 
 
@@ -130,6 +133,7 @@ class SessionService:
             prefer=request.auth.prefer,
         )
         config = self._config(cwd)
+        client_prompt = request.client_prompt
         if recorded is None:
             recording = self.store().create(session_id, cwd, additional=extra)
             history: tuple[Any, ...] = ()
@@ -137,6 +141,10 @@ class SessionService:
             recording, record = recorded
             config = _restored(config, record)
             history = tuple(record.messages)
+            if client_prompt is None:
+                client_prompt = ClientPrompt.from_record(record.metadata.get(CLIENT_PROMPT_KEY))
+        if request.client_prompt is not None:
+            recording.set_metadata(**{CLIENT_PROMPT_KEY: request.client_prompt.as_record()})
         spec = SessionSpec(
             config=config,
             auth=auth,
@@ -146,6 +154,7 @@ class SessionService:
             mcp_servers=request.mcp_servers,
             recording=recording,
             history=history,
+            client_prompt=client_prompt,
         )
         try:
             return await self._create(spec)
@@ -164,6 +173,10 @@ class SessionService:
                 raise WrongWorkspaceError(session_id, str(workspace), request.cwd)
             assert live.recorder is not None
             recording = live.recorder.recording
+            if request.client_prompt is not None:
+                live.prompt.client = request.client_prompt
+                live.prompt.reload()
+                recording.set_metadata(**{CLIENT_PROMPT_KEY: request.client_prompt.as_record()})
             return live, ConversationRecord(session_id, recording.metadata, recording.messages)
         recorded = self._recorded(session_id, request.cwd)
         return await self.open(session_id, request, recorded), recorded[1]
