@@ -7,7 +7,8 @@ input and content: diffs included; an answered permission request rides along in
 its `_meta`; each `tool_call` names its tool), notices and errors as the client takes
 them live (`notice` updates, or agent text marked as notices in `_meta`), a compression
 as a `compaction_update` with its summary to a client that takes them. After the
-messages: the last plan, the title, the mode and the config options.
+messages: the current plans (plan operations to a client that takes them, else the last
+plan), the title, the mode and the config options.
 """
 
 from __future__ import annotations
@@ -28,15 +29,14 @@ from acp_server.updates import (
     config_update,
     mode_update,
     notice_updates,
-    plan_update,
     replayed_permission_meta,
     tool_call_update,
     tool_content,
 )
+from acp_server.updates_v121 import PlanOperations
 from runtime.protocol import (
     DisplayContent,
     DisplayText,
-    PlanEntry,
     ToolDisplay,
     ToolKind,
     ToolLocation,
@@ -171,13 +171,13 @@ def replay_updates(
     mode: str,
     config_options: list[dict[str, Any]],
     client: ClientUpdates | None = None,
+    plans: PlanOperations | None = None,
 ) -> Iterator[Update]:
-    """Everything `session/load` sends before it answers (see the module docstring)."""
+    """Everything `session/load` sends before it answers (see the module docstring);
+    `plans`: the live session's plan state, which the replayed plans then belong to."""
     for message in messages:
         yield from message_updates(message, client)
-    plan = metadata.get("plan")
-    if isinstance(plan, list) and plan:
-        yield plan_update(tuple(PlanEntry.of(e) for e in plan if isinstance(e, dict)))
+    yield from (plans or PlanOperations(client or ClientUpdates())).replay(metadata)
     title = metadata.get("title")
     if isinstance(title, str) and title:
         yield schema.SessionInfoUpdate(session_update="session_info_update", title=title)

@@ -70,6 +70,8 @@ class AcpSession:
         self._mapper = UpdateMapper(
             lambda: config_options.options(agent), lambda: agent.mode, self.client
         )
+        self.plans = self._mapper.plans
+        """The plans this client was shown (`PlanOperations`), live and replayed."""
         self._ends: dict[str, asyncio.Future[AgentEndEvent]] = {}
         self._last_fatal: ErrorEvent | None = None
         self._cancel_requested = False

@@ -255,11 +255,18 @@ class PlanEntry(_Frozen):
         )
 
 
+TODOS_PLAN_ID = "todos"
+
+
 class PlanEvent(_EventBase):
-    """The agent's plan changed (the todo list, a plan file): the whole list, in order."""
+    """A plan changed (the todo list, a plan file): the whole list, in order; `plan_id`
+    names which (stable in a session); `markdown` is a plan file's text. A todo list
+    with no entries is a cleared plan."""
 
     type: Literal["plan"] = "plan"
     entries: tuple[PlanEntry, ...]
+    plan_id: str = TODOS_PLAN_ID
+    markdown: str | None = None
 
 
 class NoticeEvent(_EventBase):

@@ -89,6 +89,7 @@ async def load_session(
         mode=session.agent.mode,
         config_options=options,
         client=session.client,
+        plans=session.plans,
     ):
         session.send_update(update)
     session.announce_commands()

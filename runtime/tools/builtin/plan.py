@@ -48,6 +48,12 @@ def plan_entries_from_markdown(text: str) -> list[dict[str, str]]:
     return entries
 
 
+def plan_id(path: Path) -> str:
+    """The stable id of a plan file's plan (its file name), as the editor's plan operations
+    name it; the todo list is `TODOS_PLAN_ID`."""
+    return f"plan:{path.name}"
+
+
 def is_plan_file(path: Path, env: ToolEnv) -> bool:
     try:
         return path.suffix == ".md" and path.resolve().parent == plans_dir(env).resolve()
@@ -123,6 +129,8 @@ class ExitPlanModeTool(GcliTool):
                 "Carry out the plan step by step.",
                 display=(DisplayText(text=f"Plan approved: {label} mode."),),
                 plan=entries,
+                plan_id=plan_id(path),
+                plan_markdown=text,
                 switch_mode=choice,
             )
         if choice is None:
@@ -132,4 +140,6 @@ class ExitPlanModeTool(GcliTool):
             "change and update the plan file.",
             display=(DisplayText(text="Still planning."),),
             plan=entries,
+            plan_id=plan_id(path),
+            plan_markdown=text,
         )

@@ -303,3 +303,33 @@ def test_a_permission_request_names_its_tool_when_it_is_a_tools() -> None:
     assert permission_params("s1", named)["toolCall"]["name"] == "write_file"
     fallback = PermissionRequest(tool_call_id="t2", title="Switch?", kind="other", options=())
     assert "name" not in permission_params("s1", fallback)["toolCall"]
+
+
+def test_plan_operations_for_a_client_that_takes_them_and_plain_plans_for_another() -> None:
+    from acp_server.updates_v121 import ClientUpdates, PlanOperations
+    from runtime.protocol import PlanEntry, PlanEvent
+
+    def plan(plan_id: str, *items: str, markdown: str | None = None) -> PlanEvent:
+        entries = tuple(PlanEntry(content=i) for i in items)
+        return PlanEvent(id="e", stream_id="s", entries=entries, plan_id=plan_id, markdown=markdown)
+
+    def dumped(ops: PlanOperations, event: PlanEvent) -> list[dict[str, object]]:
+        return [u.model_dump(by_alias=True, exclude_none=True) for u in ops.updates(event)]
+
+    ops = PlanOperations(ClientUpdates.of({"plan": {}}))
+    assert dumped(ops, plan("todos")) == []  # nothing shown yet: nothing to remove
+    markdown = {"type": "markdown", "planId": "plan:a.md", "content": "- x"}
+    assert dumped(ops, plan("plan:a.md", "x", markdown="- x")) == [
+        {"sessionUpdate": "plan_update", "plan": markdown}
+    ]
+    assert [u["sessionUpdate"] for u in dumped(ops, plan("plan:b.md", markdown="b"))] == [
+        "plan_removed",
+        "plan_update",
+    ]
+    assert dumped(ops, plan("todos", "y"))[0]["plan"]["type"] == "items"  # type: ignore[index]
+    assert dumped(ops, plan("todos")) == [{"sessionUpdate": "plan_removed", "planId": "todos"}]
+    plain = PlanOperations(ClientUpdates.of({"session": {"notices": {}}}))
+    entry = {"content": "x", "priority": "medium", "status": "pending"}
+    assert dumped(plain, plan("plan:a.md", "x", markdown="- x")) == [
+        {"sessionUpdate": "plan", "entries": [entry]}
+    ]
