@@ -23,7 +23,7 @@ from acp import schema
 from pydantic import BaseModel, ConfigDict, Field
 
 from acp_server.updates_v121 import ClientUpdates as ClientUpdates
-from acp_server.updates_v121 import PlanOperations, plain_plan
+from acp_server.updates_v121 import PlanOperations, plain_plan, subagent_updates
 from runtime.host import PermissionRequest
 from runtime.protocol import (
     AgentEndEvent,
@@ -42,6 +42,7 @@ from runtime.protocol import (
     PlanEntry,
     PlanEvent,
     SessionUpdateEvent,
+    SubagentEvent,
     TextPart,
     ThoughtPart,
     ToolDisplay,
@@ -293,6 +294,8 @@ class UpdateMapper:
             return self.notice("info", event.text)
         if isinstance(event, CompactionEvent):
             return compaction_updates(event.compaction_id, event.summary, self._client)
+        if isinstance(event, SubagentEvent):
+            return subagent_updates(event, self._client)
         if isinstance(event, AgentStartEvent | AgentEndEvent | CommandsChangedEvent):
             return []  # commands: `AcpSession` sends the whole list
         assert_never(event)

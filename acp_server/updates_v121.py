@@ -1,5 +1,6 @@
 """Session updates newer than the pinned `acp` schema (1.19), sent only to clients that
-opted in (`ClientUpdates`): plan operations (`plan_update`, `plan_removed`).
+opted in (`ClientUpdates`): plan operations (`plan_update`, `plan_removed`) and
+subagent sessions (`subagent_update`).
 
 Part of the ACP vocabulary of `updates.py` (which re-exports `ClientUpdates`): small
 frozen models of our own for what the pinned package cannot express, the old plain
@@ -9,6 +10,12 @@ Plans: the todo list (`write_todos`) is the plan `todos`, as items; plan mode's 
 file is `plan:<file name>`, as Markdown. A todo list cleared to nothing is
 `plan_removed`; a plan file replaced by another (a new file name) removes the old one
 first. A client without `clientCapabilities.plan` gets the plain `plan` update.
+
+Subagents: for a client with `clientCapabilities.subagents`, a subagent's run is a child
+session: a `subagent_update` on the parent announces it (title, task, `running`) before
+any of its updates, its messages, tool calls, plans and permission requests carry its
+own session id, and a last `subagent_update` says it is `idle` with its stop reason.
+Another client sees only the subagent's tool call in the parent, with its progress.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import Any, Literal
 from acp import schema
 from pydantic import BaseModel, ConfigDict, Field
 
-from runtime.protocol import TODOS_PLAN_ID, PlanEntry, PlanEvent
+from runtime.protocol import TODOS_PLAN_ID, PlanEntry, PlanEvent, SubagentEvent
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,7 @@ class ClientUpdates:
     notices: bool = False
     compaction: bool = False
     plans: bool = False
+    subagents: bool = False
 
     @classmethod
     def of(cls, capabilities: Mapping[str, Any] | None) -> ClientUpdates:
@@ -41,6 +49,7 @@ class ClientUpdates:
             notices=isinstance(opted.get("notices"), dict),
             compaction=isinstance(opted.get("compaction"), dict),
             plans=isinstance(caps.get("plan"), dict),
+            subagents=isinstance(caps.get("subagents"), dict),
         )
 
 
@@ -144,3 +153,46 @@ class PlanOperations:
             entries = tuple(PlanEntry.of(e) for e in plan if isinstance(e, dict))
             return list(self._updates(TODOS_PLAN_ID, entries, None))
         return []
+
+
+SubagentStopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "cancelled", "error"]
+_STOPS: dict[str, SubagentStopReason] = {
+    "completed": "end_turn",
+    "aborted": "cancelled",
+    "max_turns": "max_turn_requests",
+    "max_budget": "max_tokens",
+    "failed": "error",
+}
+
+
+class SubagentState(_Model):
+    state: Literal["running", "idle"]
+    stop_reason: SubagentStopReason | None = Field(default=None, alias="stopReason")
+
+
+class SubagentUpdate(_Model):
+    """`subagent_update`: a child session of this one, announced or changed (opt-in:
+    `clientCapabilities.subagents`)."""
+
+    session_update: Literal["subagent_update"] = Field(
+        default="subagent_update", alias="sessionUpdate"
+    )
+    session_id: str = Field(alias="sessionId")
+    title: str | None = None
+    description: str | None = None
+    state: SubagentState
+
+
+def subagent_updates(event: SubagentEvent, client: ClientUpdates) -> list[Any]:
+    """A subagent's start or end on its parent, for a client that follows subagents."""
+    if not client.subagents:
+        return []
+    stop = _STOPS.get(event.end_reason, "end_turn") if event.end_reason else None
+    return [
+        SubagentUpdate(
+            sessionId=event.child_id,
+            title=event.title,
+            description=event.task,
+            state=SubagentState(state=event.state, stopReason=stop),
+        )
+    ]

@@ -291,6 +291,20 @@ class CompactionEvent(_EventBase):
     tokens_after: int
 
 
+class SubagentEvent(_EventBase):
+    """A subagent session this session started (`child_id`) is running or has ended
+    (`end_reason`). The subagent's own events are relayed on this stream after it, with
+    `thread_id` = `child_id`; `task` is what it was asked."""
+
+    type: Literal["subagent"] = "subagent"
+    child_id: str
+    name: str
+    title: str
+    task: str
+    state: Literal["running", "idle"]
+    end_reason: AgentEndReason | None = None
+
+
 class CommandsChangedEvent(_EventBase):
     """The slash commands changed (MCP prompts arrived): the editor is told again."""
 
@@ -310,6 +324,7 @@ AgentEvent = Annotated[
     | PlanEvent
     | NoticeEvent
     | CompactionEvent
+    | SubagentEvent
     | CommandsChangedEvent,
     Field(discriminator="type"),
 ]

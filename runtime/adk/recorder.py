@@ -333,6 +333,8 @@ class SessionRecorder:
             logger.exception("recording %s failed", event.type)
 
     def _observe(self, event: AgentEvent) -> None:  # noqa: C901 - one branch per kind
+        if event.thread_id is not None:  # a subagent's: its own session records it
+            return
         if isinstance(event, MessageEvent) and event.role == "user":
             self._prompt_text = "".join(p.text for p in event.content if isinstance(p, TextPart))
         elif isinstance(event, MessageEvent) and event.role == "agent":

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.agents.definitions import AgentDefinition
+from runtime.agents.relay import Relay
 from runtime.config import Limits
 from runtime.host import (
     FallbackChoice,
@@ -93,6 +94,7 @@ class ParentView(Protocol):
     def model_choice(self) -> str: ...
     @property
     def generator(self) -> ContentGenerator: ...
+    def relay(self, make: Callable[[str, str], AgentEvent]) -> None: ...
 
 
 @dataclass
@@ -218,13 +220,16 @@ class SubagentTool(GcliTool):
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         outcome = TaskOutcome()
-        child = await start_subagent(self.definition, self._parent(), outcome, self._create_session)
+        parent = self._parent()
+        child = await start_subagent(self.definition, parent, outcome, self._create_session)
+        relay = Relay(parent, child.id, self.definition, self._task(args))
         progress = _Progress()
         head = f"{self.definition.title} is working…"
         ends: list[asyncio.Future[AgentEndEvent]] = []
         pumps: set[asyncio.Future[None]] = set()
 
         def observe(event: AgentEvent) -> None:
+            relay.event(event)
             if isinstance(event, AgentEndEvent) and ends and not ends[-1].done():
                 ends[-1].set_result(event)
             elif isinstance(event, ToolRequestEvent) and event.name != COMPLETE_TASK:
@@ -251,6 +256,8 @@ class SubagentTool(GcliTool):
                 return await ends[-1]
 
         unsubscribe = child.subscribe(observe)
+        relay.state("running")
+        end: AgentEndEvent | None = None
         try:
             end = await turn(self._task(args))
             if outcome.result is None and end.reason != "aborted":
@@ -264,6 +271,7 @@ class SubagentTool(GcliTool):
             raise
         finally:
             unsubscribe()
+            relay.state("idle", end.reason if end is not None else "aborted")
             await child.close()
         return self._result(child.id, end, outcome, progress)
 
@@ -322,7 +330,7 @@ async def start_subagent(
         SessionSpec(
             config=config,
             auth=spec.auth,
-            host=ChildHost(spec.host, definition.title),
+            host=ChildHost(spec.host.for_subagent(session_id), definition.title),
             session_id=session_id,
             additional_roots=spec.additional_roots,
             generator=parent.generator,

@@ -1,0 +1,82 @@
+"""Subagent sessions (ACP `subagent_update`, issue 22) through the real agent: for a
+client with `clientCapabilities.subagents`, a subagent's run is a child session it can
+follow: announced on the parent (title, task, running) before any of its updates, its
+tool calls and its permission request under its own session id, and its end (idle,
+end_turn). A client without the capability sees only the subagent's tool call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.acp_client import JsonObject
+from tests.e2e.test_subagents import REVIEWER, agents
+from tests.e2e.tools_harness import EDITOR, Agent, MakeAgent, start_agent
+from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
+
+pytestmark = pytest.mark.e2e
+
+SUBAGENTS: JsonObject = {**EDITOR, "subagents": {}}
+"""An editor that follows subagent sessions."""
+
+
+async def review(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, caps: JsonObject
+) -> Agent:
+    """The main agent asks the reviewer; it reads, writes (asked), completes."""
+    fake_gemini.add(
+        function_call_response("reviewer", {"task": "review a.py"}),
+        function_call_response("read_file", {"file_path": "a.py"}),
+        function_call_response("write_file", {"file_path": "review.md", "content": "ok\n"}),
+        function_call_response("complete_task", {"result": "a.py looks fine"}),
+        text_response("The reviewer says a.py looks fine."),
+    )
+    files = {"a.py": "x = 1\n", **agents({"reviewer.md": REVIEWER})}
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, caps, files=files)
+    assert await agent.prompt("get a.py reviewed") == {"stopReason": "end_turn"}
+    return agent
+
+
+async def test_a_client_that_follows_subagents_sees_the_child_session(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    agent = await review(make_agent, fake_gemini, tmp_path, SUBAGENTS)
+    announced = agent.updates("subagent_update")
+    assert len(announced) == 2
+    child = announced[0]["sessionId"]
+    assert child != agent.session_id
+    assert announced[0]["title"] == "Reviewer"
+    assert announced[0]["description"] == "review a.py"
+    assert announced[0]["state"] == {"state": "running"}
+    assert announced[1]["state"] == {"state": "idle", "stopReason": "end_turn"}
+    # every update of the child comes after its announcement and before its end
+    order = [(sid, u["sessionUpdate"]) for sid, u in agent.client._updates]  # noqa: SLF001
+    first_child = next(i for i, (sid, _) in enumerate(order) if sid == child)
+    last_child = max(i for i, (sid, _) in enumerate(order) if sid == child)
+    start = order.index((agent.session_id, "subagent_update"))
+    end = len(order) - 1 - order[::-1].index((agent.session_id, "subagent_update"))
+    assert start < first_child and last_child < end
+    # the child's own tool calls, under its id; the parent has only the subagent's call
+    names = [u["name"] for u in agent.client.updates(child, "tool_call")]
+    assert names == ["read_file", "write_file", "complete_task"]
+    assert [u["name"] for u in agent.tool_calls()] == ["reviewer"]
+    # its approval was asked in its own session
+    [asked] = agent.client.permission_requests
+    assert asked.session_id == child
+    assert asked.tool_call["title"].startswith("Reviewer: ")
+    assert (agent.workspace / "review.md").read_text() == "ok\n"
+
+
+async def test_a_client_without_the_capability_sees_only_the_subagent_tool_call(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    agent = await review(make_agent, fake_gemini, tmp_path, EDITOR)
+    assert agent.updates("subagent_update") == []
+    sessions = {sid for sid, _ in agent.client._updates}  # noqa: SLF001
+    assert sessions == {agent.session_id}
+    [asked] = agent.client.permission_requests
+    assert asked.session_id == agent.session_id
+    [call] = agent.tool_calls()
+    assert call["name"] == "reviewer"
+    assert agent.final(call["toolCallId"])["status"] == "completed"
