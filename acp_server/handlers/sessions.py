@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from acp import schema
 
 from acp_server.errors import AcpError, from_runtime, invalid_params, session_not_found
-from acp_server.replay import replay_updates
+from acp_server.replay import ChildUpdate, replay_updates
 from acp_server.system_prompt import client_prompt_of
 from runtime.errors import RuntimeAgentError
 from runtime.session import SessionNotFoundError, WrongWorkspaceError
@@ -90,8 +90,14 @@ async def load_session(
         config_options=options,
         client=session.client,
         plans=session.plans,
+        children=state.service.subagent_messages,
     ):
-        session.send_update(update)
+        if isinstance(update, ChildUpdate):
+            session.conn.notify(
+                "session/update", {"sessionId": update.session_id, "update": update.update}
+            )
+        else:
+            session.send_update(update)
     session.announce_commands()
     return schema.LoadSessionResponse.model_validate(_answer(state, session))
 

@@ -228,6 +228,9 @@ class SessionRecorder:
         output = (event.data or {}).get("output")
         if isinstance(output, str):
             call["resultDisplay"] = output[:2000]
+        raw = (event.data or {}).get("raw_output")
+        if isinstance(raw, dict) and isinstance(raw.get("subagentSessionId"), str):
+            call["subagent"] = raw  # its session, title, task, end: replayed as a child
         self.recording.record_message(message)
 
     def _session_facts(self, event: SessionUpdateEvent) -> None:

@@ -273,13 +273,23 @@ class SubagentTool(GcliTool):
             unsubscribe()
             relay.state("idle", end.reason if end is not None else "aborted")
             await child.close()
-        return self._result(child.id, end, outcome, progress)
+        return self._result(child.id, end, outcome, progress, self._task(args))
 
     def _result(
-        self, child_id: str, end: AgentEndEvent, outcome: TaskOutcome, progress: _Progress
+        self,
+        child_id: str,
+        end: AgentEndEvent,
+        outcome: TaskOutcome,
+        progress: _Progress,
+        task: str,
     ) -> ToolResult:
         shown = progress.text(f"{self.definition.title} finished.")
-        raw = {"subagentSessionId": child_id, "endReason": end.reason}
+        raw = {
+            "subagentSessionId": child_id,
+            "endReason": end.reason,
+            "title": self.definition.title,
+            "task": task,
+        }
         if outcome.result is None:
             return ToolResult(
                 llm_content=f"The subagent '{self.name}' did not complete its task "

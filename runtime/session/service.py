@@ -30,6 +30,7 @@ from runtime.services.gemini_cli_chats import GeminiCliChats
 from runtime.services.recording import (
     ChatRecordingService,
     ConversationRecord,
+    Message,
     SessionStore,
     SessionSummary,
     load_record,
@@ -248,6 +249,14 @@ class SessionService:
         return deleted
 
     # ------------------------------------------------------------ records
+
+    def subagent_messages(self, session_id: str) -> tuple[Message, ...]:
+        """A subagent session's recorded messages, read only (none if it has no record)."""
+        path = self.store().find(session_id)
+        if path is None:
+            return ()
+        record = load_record(path)
+        return tuple(record.messages) if record.metadata.get("kind") == "subagent" else ()
 
     def _recorded(
         self, session_id: str, cwd_raw: str

@@ -2,7 +2,8 @@
 client with `clientCapabilities.subagents`, a subagent's run is a child session it can
 follow: announced on the parent (title, task, running) before any of its updates, its
 tool calls and its permission request under its own session id, and its end (idle,
-end_turn). A client without the capability sees only the subagent's tool call."""
+end_turn); the same on `session/load`. A client without the capability sees only the
+subagent's tool call."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.acp_client import JsonObject
+from tests.e2e.test_sessions import another_process
 from tests.e2e.test_subagents import REVIEWER, agents
 from tests.e2e.tools_harness import EDITOR, Agent, MakeAgent, start_agent
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
@@ -67,6 +69,17 @@ async def test_a_client_that_follows_subagents_sees_the_child_session(
     assert asked.tool_call["title"].startswith("Reviewer: ")
     assert (agent.workspace / "review.md").read_text() == "ok\n"
 
+    # loaded again by a client that follows subagents: the child is announced, its own
+    # record shown under its id, and its end
+    other = await another_process(make_agent, agent, caps=SUBAGENTS)
+    await other.load_session(agent.session_id, agent.workspace)
+    replayed = other.updates(agent.session_id, "subagent_update")
+    assert [u["sessionId"] for u in replayed] == [child, child]
+    assert [u["state"] for u in replayed] == [a["state"] for a in announced]
+    assert replayed[0]["title"] == "Reviewer" and replayed[0]["description"] == "review a.py"
+    assert [u["name"] for u in other.updates(child, "tool_call")] == names
+    assert [u["status"] for u in other.updates(child, "tool_call")] == ["completed"] * 3
+
 
 async def test_a_client_without_the_capability_sees_only_the_subagent_tool_call(
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
@@ -80,3 +93,7 @@ async def test_a_client_without_the_capability_sees_only_the_subagent_tool_call(
     [call] = agent.tool_calls()
     assert call["name"] == "reviewer"
     assert agent.final(call["toolCallId"])["status"] == "completed"
+    other = await another_process(make_agent, agent)
+    await other.load_session(agent.session_id, agent.workspace)
+    assert {sid for sid, _ in other._updates} == {agent.session_id}  # noqa: SLF001
+    assert other.updates(agent.session_id, "subagent_update") == []
