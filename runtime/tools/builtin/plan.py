@@ -54,6 +54,15 @@ def plan_id(path: Path) -> str:
     return f"plan:{path.name}"
 
 
+def plan_fields(path: Path, text: str) -> dict[str, Any]:
+    """A plan file's plan as `ToolResult` fields: its entries, its id, its Markdown."""
+    return {
+        "plan": plan_entries_from_markdown(text),
+        "plan_id": plan_id(path),
+        "plan_markdown": text,
+    }
+
+
 def is_plan_file(path: Path, env: ToolEnv) -> bool:
     try:
         return path.suffix == ".md" and path.resolve().parent == plans_dir(env).resolve()
@@ -109,7 +118,6 @@ class ExitPlanModeTool(GcliTool):
             return error_result(
                 f"Cannot read the plan {path}: {exc.strerror or exc}", "plan_unreadable"
             )
-        entries = plan_entries_from_markdown(text)
         request = PermissionRequest(
             tool_call_id=str(env.extra.get("call_id") or f"exit-plan-{path.name}"),
             title="Ready to start? Review the plan",
@@ -128,10 +136,8 @@ class ExitPlanModeTool(GcliTool):
                 llm_content=f"The user approved the plan; the session is now in {label} mode. "
                 "Carry out the plan step by step.",
                 display=(DisplayText(text=f"Plan approved: {label} mode."),),
-                plan=entries,
-                plan_id=plan_id(path),
-                plan_markdown=text,
                 switch_mode=choice,
+                **plan_fields(path, text),
             )
         if choice is None:
             return error_result("The plan review was cancelled.", "cancelled")
@@ -139,7 +145,5 @@ class ExitPlanModeTool(GcliTool):
             llm_content="The user wants to keep planning: stay in plan mode, ask what to "
             "change and update the plan file.",
             display=(DisplayText(text="Still planning."),),
-            plan=entries,
-            plan_id=plan_id(path),
-            plan_markdown=text,
+            **plan_fields(path, text),
         )
