@@ -15,7 +15,14 @@ from tests.e2e.acp_client import JsonObject
 from tests.e2e.test_sessions import another_process
 from tests.e2e.test_subagents import REVIEWER, agents
 from tests.e2e.tools_harness import EDITOR, Agent, MakeAgent, start_agent
-from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
+from tests.fakes.gemini_server import (
+    FakeGeminiServer,
+    function_call_part,
+    function_call_response,
+    parts_response,
+    text_part,
+    text_response,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -29,7 +36,12 @@ async def review(
     """The main agent asks the reviewer; it reads, writes (asked), completes."""
     fake_gemini.add(
         function_call_response("reviewer", {"task": "review a.py"}),
-        function_call_response("read_file", {"file_path": "a.py"}),
+        parts_response(
+            [
+                [text_part("Reading a.py first.")],
+                [function_call_part("read_file", {"file_path": "a.py"})],
+            ]
+        ),
         function_call_response("write_file", {"file_path": "review.md", "content": "ok\n"}),
         function_call_response("complete_task", {"result": "a.py looks fine"}),
         text_response("The reviewer says a.py looks fine."),
@@ -63,6 +75,9 @@ async def test_a_client_that_follows_subagents_sees_the_child_session(
     names = [u["name"] for u in agent.client.updates(child, "tool_call")]
     assert names == ["read_file", "write_file", "complete_task"]
     assert [u["name"] for u in agent.tool_calls()] == ["reviewer"]
+    # its own words, under its id only
+    assert agent.client.text_of(child) == "Reading a.py first."
+    assert "Reading a.py" not in agent.text()
     # its approval was asked in its own session
     [asked] = agent.client.permission_requests
     assert asked.session_id == child
@@ -79,6 +94,7 @@ async def test_a_client_that_follows_subagents_sees_the_child_session(
     assert replayed[0]["title"] == "Reviewer" and replayed[0]["description"] == "review a.py"
     assert [u["name"] for u in other.updates(child, "tool_call")] == names
     assert [u["status"] for u in other.updates(child, "tool_call")] == ["completed"] * 3
+    assert other.text_of(child) == "Reading a.py first."
 
 
 async def test_a_client_without_the_capability_sees_only_the_subagent_tool_call(
@@ -88,6 +104,7 @@ async def test_a_client_without_the_capability_sees_only_the_subagent_tool_call(
     assert agent.updates("subagent_update") == []
     sessions = {sid for sid, _ in agent.client._updates}  # noqa: SLF001
     assert sessions == {agent.session_id}
+    assert "Reading a.py" not in agent.text()
     [asked] = agent.client.permission_requests
     assert asked.session_id == agent.session_id
     [call] = agent.tool_calls()
