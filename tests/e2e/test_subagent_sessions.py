@@ -17,6 +17,7 @@ from tests.e2e.test_subagents import REVIEWER, agents
 from tests.e2e.tools_harness import EDITOR, Agent, MakeAgent, start_agent
 from tests.fakes.gemini_server import (
     FakeGeminiServer,
+    HangPoint,
     function_call_part,
     function_call_response,
     parts_response,
@@ -114,3 +115,22 @@ async def test_a_client_without_the_capability_sees_only_the_subagent_tool_call(
     await other.load_session(agent.session_id, agent.workspace)
     assert {sid for sid, _ in other._updates} == {agent.session_id}  # noqa: SLF001
     assert other.updates(agent.session_id, "subagent_update") == []
+
+
+async def test_cancelling_the_parent_ends_the_child_session_cancelled(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """The child's end (`idle`, `cancelled`) is sent before the parent's prompt answers."""
+    hang = HangPoint()
+    fake_gemini.add(
+        function_call_response("codebase_investigator", {"task": "look around"}),
+        text_response(["thinking"]).hang_after(0, hang),
+    )
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, SUBAGENTS)
+    pending = agent.client.start_prompt(agent.session_id, "go")
+    await hang.wait_reached_async()
+    await agent.client.cancel(agent.session_id)
+    assert await pending.result(20) == {"stopReason": "cancelled"}
+    hang.release()
+    states = [u["state"] for u in agent.updates("subagent_update")]
+    assert states == [{"state": "running"}, {"state": "idle", "stopReason": "cancelled"}]
