@@ -73,6 +73,7 @@ def agent_capabilities() -> dict[str, Any]:
             "delete": {},
             "fork": {},
             "title": {},
+            "systemPrompt": {"mode": {"override": {}}},  # append and override
         },
     }
 

@@ -96,6 +96,7 @@ class AcpHost(Host):
         self.conn = conn
         self.session_id = session_id
         self.capabilities = capabilities_from(client_caps)
+        self._client_caps = client_caps
         self._cleanups: set[asyncio.Task[None]] = set()
 
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
@@ -200,3 +201,10 @@ class AcpHost(Host):
 
     async def choose_fallback(self, choice: FallbackChoice) -> FallbackIntent:
         return await ask_fallback(self, choice)
+
+    def for_subagent(self, session_id: str) -> Host:
+        """A client that follows subagents (`clientCapabilities.subagents`) is asked in
+        the subagent's own session; another in this one."""
+        if isinstance((self._client_caps or {}).get("subagents"), dict):
+            return AcpHost(self.conn, session_id, self._client_caps)
+        return self

@@ -7,12 +7,16 @@ input and content: diffs included; an answered permission request rides along in
 its `_meta`; each `tool_call` names its tool), notices and errors as the client takes
 them live (`notice` updates, or agent text marked as notices in `_meta`), a compression
 as a `compaction_update` with its summary to a client that takes them. After the
-messages: the last plan, the title, the mode and the config options.
+messages: the current plans (plan operations to a client that takes them, else the last
+plan), the title, the mode and the config options. A subagent's run, to a client that
+follows subagents, comes after its parent's answer: announced, its own record under its
+session id (`ChildUpdate`), its end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, cast, get_args
 
 from pydantic import TypeAdapter, ValidationError
@@ -28,15 +32,16 @@ from acp_server.updates import (
     config_update,
     mode_update,
     notice_updates,
-    plan_update,
     replayed_permission_meta,
     tool_call_update,
     tool_content,
 )
+from acp_server.updates_v121 import PlanOperations, subagent_updates
 from runtime.protocol import (
+    AgentEndReason,
     DisplayContent,
     DisplayText,
-    PlanEntry,
+    SubagentEvent,
     ToolDisplay,
     ToolKind,
     ToolLocation,
@@ -164,6 +169,48 @@ def message_updates(message: Message, client: ClientUpdates | None = None) -> It
             yield from compaction_updates(compaction_id, summary, client or ClientUpdates())
 
 
+@dataclass(frozen=True)
+class ChildUpdate:
+    """An update of a subagent's session (sent with its id, not the parent's)."""
+
+    session_id: str
+    update: Update
+
+
+def _subagent_runs(
+    message: Message, client: ClientUpdates, children: Callable[[str], tuple[Message, ...]]
+) -> Iterator[Update | ChildUpdate]:
+    """The subagent runs of a recorded answer, for a client that follows subagents:
+    announced on the parent, the child's own record under its id, then its end."""
+    if not client.subagents or message["type"] != "gemini":
+        return
+    for call in tool_calls(message):
+        run = call.get("subagent")
+        if not isinstance(run, dict) or not isinstance(run.get("subagentSessionId"), str):
+            continue
+        child_id = run["subagentSessionId"]
+        reason = run.get("endReason")
+        end = cast(AgentEndReason, reason if reason in get_args(AgentEndReason) else "completed")
+        started, ended = (
+            SubagentEvent(
+                id="replay",
+                stream_id="replay",
+                child_id=child_id,
+                name=str(call.get("name") or ""),
+                title=str(run.get("title") or call.get("name") or "Subagent"),
+                task=str(run.get("task") or ""),
+                state=state,
+                end_reason=end if state == "idle" else None,
+            )
+            for state in ("running", "idle")
+        )
+        yield from subagent_updates(started, client)
+        for child_message in children(child_id):
+            for update in message_updates(child_message, client):
+                yield ChildUpdate(child_id, update)
+        yield from subagent_updates(ended, client)
+
+
 def replay_updates(
     messages: list[Message],
     metadata: dict[str, Any],
@@ -171,13 +218,16 @@ def replay_updates(
     mode: str,
     config_options: list[dict[str, Any]],
     client: ClientUpdates | None = None,
-) -> Iterator[Update]:
-    """Everything `session/load` sends before it answers (see the module docstring)."""
+    plans: PlanOperations | None = None,
+    children: Callable[[str], tuple[Message, ...]] | None = None,
+) -> Iterator[Update | ChildUpdate]:
+    """Everything `session/load` sends before it answers (see the module docstring);
+    `plans`: the live session's plan state, which the replayed plans then belong to."""
     for message in messages:
         yield from message_updates(message, client)
-    plan = metadata.get("plan")
-    if isinstance(plan, list) and plan:
-        yield plan_update(tuple(PlanEntry.of(e) for e in plan if isinstance(e, dict)))
+        if children is not None:
+            yield from _subagent_runs(message, client or ClientUpdates(), children)
+    yield from (plans or PlanOperations(client or ClientUpdates())).replay(metadata)
     title = metadata.get("title")
     if isinstance(title, str) and title:
         yield schema.SessionInfoUpdate(session_update="session_info_update", title=title)

@@ -71,6 +71,10 @@ class AcpSession:
         self._mapper = UpdateMapper(
             lambda: config_options.options(agent), lambda: agent.mode, self.client
         )
+        self.plans = self._mapper.plans
+        """The plans this client was shown (`PlanOperations`), live and replayed."""
+        self._children: dict[str, UpdateMapper] = {}
+        """A mapper per subagent session shown to a client that follows subagents."""
         self._ends: dict[str, asyncio.Future[AgentEndEvent]] = {}
         self._last_fatal: ErrorEvent | None = None
         self._cancel_requested = False
@@ -85,6 +89,9 @@ class AcpSession:
     # ------------------------------------------------------------ events → updates
 
     def _on_event(self, event: AgentEvent) -> None:
+        if event.thread_id is not None:  # a subagent's, shown as its own session or not
+            self._subagent_event(event.thread_id, event)
+            return
         if isinstance(event, ErrorEvent) and event.fatal:
             self._last_fatal = event
         if isinstance(event, UsageEvent):
@@ -98,6 +105,15 @@ class AcpSession:
             future = self._ends.pop(event.stream_id, None)
             if future is not None and not future.done():
                 future.set_result(event)
+
+    def _subagent_event(self, child_id: str, event: AgentEvent) -> None:
+        if not self.client.subagents:
+            return
+        mapper = self._children.get(child_id)
+        if mapper is None:
+            mapper = self._children[child_id] = UpdateMapper(list, lambda: "", self.client)
+        for update in mapper.map(event):
+            self.conn.notify("session/update", {"sessionId": child_id, "update": update})
 
     def send_update(self, update: Any) -> None:
         self.conn.notify("session/update", {"sessionId": self.id, "update": update})

@@ -22,6 +22,7 @@ from acp_server.mcp import mcp_servers
 from acp_server.session import AcpSession
 from acp_server.updates import ClientUpdates
 from runtime.config import AgentFlags
+from runtime.prompt import ClientPrompt
 from runtime.session import AgentSession, AuthChoice, OpenRequest, SessionService
 
 if TYPE_CHECKING:
@@ -76,15 +77,21 @@ class ServerState:
         return session
 
     def open_request(
-        self, cwd: str, additional: list[str] | None, servers: list[Any] | None
+        self,
+        cwd: str,
+        additional: list[str] | None,
+        servers: list[Any] | None,
+        client_prompt: ClientPrompt | None = None,
     ) -> OpenRequest:
-        """A client's opening as the session service takes it: an `AcpHost` per session."""
+        """A client's opening as the session service takes it: an `AcpHost` per session
+        (and the client's system prompt, if it sent one)."""
         return OpenRequest(
             cwd=cwd,
             host_for=lambda session_id: AcpHost(self.conn, session_id, self.client_capabilities),
             additional_directories=tuple(additional or ()),
             mcp_servers=mcp_servers(servers or []),
             auth=self.auth,
+            client_prompt=client_prompt,
         )
 
     def adopt(self, agent: AgentSession) -> AcpSession:

@@ -9,19 +9,21 @@ with a JSON-RPC error instead (see `acp_server.session`). Non-fatal errors
 are agent message text, marked in `_meta` (`notice_meta`) so a client that knows the
 mark can show them apart. A compression is a `compaction_update` with its summary for a
 client with `session.compaction`. Updates newer than the set in `acp_server.schema` are
-small models of our own here (`NoticeUpdate`, `CompactionUpdate`, `NamedToolCall`).
+small models of our own here (`NoticeUpdate`, `CompactionUpdate`, `NamedToolCall`) and in
+`updates_v121.py` (plan operations, subagent sessions; `ClientUpdates`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from acp_server import schema
+from acp_server.updates_v121 import ClientUpdates as ClientUpdates
+from acp_server.updates_v121 import PlanOperations, plain_plan, subagent_updates
 from runtime.host import PermissionRequest
 from runtime.protocol import (
     AgentEndEvent,
@@ -40,6 +42,7 @@ from runtime.protocol import (
     PlanEntry,
     PlanEvent,
     SessionUpdateEvent,
+    SubagentEvent,
     TextPart,
     ThoughtPart,
     ToolDisplay,
@@ -79,21 +82,6 @@ def stop_reason(reason: AgentEndReason) -> StopReason:
 def notice_text(text: str) -> str:
     """A notice as agent text: its own paragraph, never glued to the answer around it."""
     return f"\n\n{text.strip(chr(10))}\n\n"
-
-
-@dataclass(frozen=True)
-class ClientUpdates:
-    """The optional session updates a client opted in to in `initialize`
-    (`clientCapabilities.session`: `notices: {}`, `compaction: {}`; ACP 1.21)."""
-
-    notices: bool = False
-    compaction: bool = False
-
-    @classmethod
-    def of(cls, capabilities: Mapping[str, Any] | None) -> ClientUpdates:
-        session = (capabilities or {}).get("session")
-        opted = session if isinstance(session, dict) else {}
-        return cls(*(isinstance(opted.get(k), dict) for k in ("notices", "compaction")))
 
 
 NoticeSeverity = Literal["info", "warning", "error"]
@@ -226,14 +214,8 @@ def tool_progress(event: ToolUpdateEvent) -> schema.ToolCallProgress:
 
 
 def plan_update(entries: tuple[PlanEntry, ...]) -> schema.AgentPlanUpdate:
-    """`plan`: the agent's whole plan, live and replayed."""
-    return schema.AgentPlanUpdate(
-        session_update="plan",
-        entries=[
-            schema.PlanEntry(content=e.content, priority=e.priority, status=e.status)
-            for e in entries
-        ],
-    )
+    """`plan`: the agent's whole plan (plan operations: `updates_v121.PlanOperations`)."""
+    return plain_plan(entries)
 
 
 META_KEY = "adkAcp"  # this agent's key in `_meta`: clients that know it show more
@@ -285,6 +267,7 @@ class UpdateMapper:
         self._config_options = config_options
         self._current_mode = current_mode
         self._client = client or ClientUpdates()
+        self.plans = PlanOperations(self._client)
 
     def map(self, event: AgentEvent) -> list[Update]:  # noqa: C901 - one branch per event kind
         if isinstance(event, MessageEvent):
@@ -306,11 +289,13 @@ class UpdateMapper:
         if isinstance(event, ErrorEvent):
             return [] if event.fatal else self.notice("warning", event.message)
         if isinstance(event, PlanEvent):
-            return [plan_update(event.entries)]
+            return self.plans.updates(event)
         if isinstance(event, NoticeEvent):
             return self.notice("info", event.text)
         if isinstance(event, CompactionEvent):
             return compaction_updates(event.compaction_id, event.summary, self._client)
+        if isinstance(event, SubagentEvent):
+            return subagent_updates(event, self._client)
         if isinstance(event, AgentStartEvent | AgentEndEvent | CommandsChangedEvent):
             return []  # commands: `AcpSession` sends the whole list
         assert_never(event)

@@ -145,6 +145,11 @@ class Host(abc.ABC):
         """Ask the user which way to go after a model failure. Default: stop."""
         return "stop"
 
+    def for_subagent(self, session_id: str) -> Host:
+        """The editor as a subagent session `session_id` speaks to it: this host, or one
+        whose requests name the subagent's session (an editor that follows subagents)."""
+        return self
+
 
 class HeadlessHost(Host):
     """No editor attached: approvals are refused, files are local, fallbacks stop."""

@@ -3,15 +3,18 @@
 Context files (`GEMINI.md`, `AGENTS.md`) are gathered from the workspace up to the
 filesystem root (nearest last, so it weighs most) and from `~/.gemini/GEMINI.md`.
 The prompt is built once per session and cached; it names the workspace, today's
-date and the OS.
+date and the OS. A client may append to it or override the agent's own instructions
+(`ClientPrompt`, ACP's `systemPrompt`).
 """
 
 from __future__ import annotations
 
 import logging
 import platform
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Literal
 
 logger = logging.getLogger(__name__)
 
@@ -66,13 +69,39 @@ def find_context_files(workspace: Path, home: Path) -> list[Path]:
     return found
 
 
+@dataclass(frozen=True)
+class ClientPrompt:
+    """A client-supplied system prompt (ACP `systemPrompt`): `append` adds `text` after
+    the agent's own instructions and context; `override` puts it in place of the agent's
+    own instructions (the environment and context files stay)."""
+
+    mode: Literal["append", "override"]
+    text: str
+
+    def as_record(self) -> dict[str, str]:
+        return {"mode": self.mode, "text": self.text}
+
+    @classmethod
+    def from_record(cls, raw: object) -> ClientPrompt | None:
+        """The recorded form back (None when absent or not of this shape)."""
+        if not isinstance(raw, dict) or raw.get("mode") not in ("append", "override"):
+            return None
+        text = raw.get("text")
+        return cls(mode=raw["mode"], text=text) if isinstance(text, str) and text else None
+
+
 def build_system_prompt(
-    workspace: Path, home: Path, *, extra_roots: tuple[Path, ...] = (), today: date | None = None
+    workspace: Path,
+    home: Path,
+    *,
+    extra_roots: tuple[Path, ...] = (),
+    today: date | None = None,
+    client: ClientPrompt | None = None,
 ) -> str:
     today = today or date.today()
     roots = "\n".join(f"- {root}" for root in (workspace, *extra_roots))
     parts = [
-        _CORE,
+        client.text if client is not None and client.mode == "override" else _CORE,
         "# Environment\n"
         f"- Workspace root(s):\n{roots}\n"
         f"- Today's date: {today.isoformat()}\n"
@@ -90,6 +119,8 @@ def build_system_prompt(
         parts.append(f"# Context from {path}\n{text.strip()}\n")
         if budget <= 0:
             break
+    if client is not None and client.mode == "append":
+        parts.append(f"# Instructions from the editor\n{client.text.strip()}\n")
     return "\n".join(parts)
 
 
@@ -103,10 +134,12 @@ class SystemPrompt:
         extra_roots: tuple[Path, ...] = (),
         *,
         plans_dir: Path | None = None,
+        client: ClientPrompt | None = None,
     ) -> None:
         self.workspace, self.home, self.extra_roots = workspace, home, extra_roots
         self.plans_dir = plans_dir
-        self.text = build_system_prompt(workspace, home, extra_roots=extra_roots)
+        self.client = client
+        self.text = build_system_prompt(workspace, home, extra_roots=extra_roots, client=client)
 
     def for_mode(self, mode: str) -> str:
         """The InstructionProvider: plan mode adds its rules and where the plan goes."""
@@ -116,7 +149,9 @@ class SystemPrompt:
 
     def reload(self) -> list[Path]:
         """Re-read the context files; returns the files now in use."""
-        self.text = build_system_prompt(self.workspace, self.home, extra_roots=self.extra_roots)
+        self.text = build_system_prompt(
+            self.workspace, self.home, extra_roots=self.extra_roots, client=self.client
+        )
         return self.files()
 
     def files(self) -> list[Path]:

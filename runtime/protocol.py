@@ -259,11 +259,18 @@ class PlanEntry(_Frozen):
         )
 
 
+TODOS_PLAN_ID = "todos"
+
+
 class PlanEvent(_EventBase):
-    """The agent's plan changed (the todo list, a plan file): the whole list, in order."""
+    """A plan changed (the todo list, a plan file): the whole list, in order; `plan_id`
+    names which (stable in a session); `markdown` is a plan file's text. A todo list
+    with no entries is a cleared plan."""
 
     type: Literal["plan"] = "plan"
     entries: tuple[PlanEntry, ...]
+    plan_id: str = TODOS_PLAN_ID
+    markdown: str | None = None
 
 
 class NoticeEvent(_EventBase):
@@ -288,6 +295,20 @@ class CompactionEvent(_EventBase):
     tokens_after: int
 
 
+class SubagentEvent(_EventBase):
+    """A subagent session this session started (`child_id`) is running or has ended
+    (`end_reason`). The subagent's own events are relayed on this stream after it, with
+    `thread_id` = `child_id`; `task` is what it was asked."""
+
+    type: Literal["subagent"] = "subagent"
+    child_id: str
+    name: str
+    title: str
+    task: str
+    state: Literal["running", "idle"]
+    end_reason: AgentEndReason | None = None
+
+
 class CommandsChangedEvent(_EventBase):
     """The slash commands changed (MCP prompts arrived): the editor is told again."""
 
@@ -307,6 +328,7 @@ AgentEvent = Annotated[
     | PlanEvent
     | NoticeEvent
     | CompactionEvent
+    | SubagentEvent
     | CommandsChangedEvent,
     Field(discriminator="type"),
 ]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel
 
-from acp_server import schema
+from acp_server import schema, system_prompt
 from acp_server.handlers import initialize, modes, prompt, sessions, titles
 
 if TYPE_CHECKING:
@@ -28,10 +28,10 @@ METHODS: dict[str, Method] = {
     "initialize": Method(initialize.InitializeParams, initialize.initialize),
     "authenticate": Method(schema.AuthenticateRequest, initialize.authenticate),
     "logout": Method(None, initialize.logout),
-    "session/new": Method(schema.NewSessionRequest, sessions.new_session),
-    "session/load": Method(schema.LoadSessionRequest, sessions.load_session),
-    "session/resume": Method(schema.ResumeSessionRequest, sessions.resume_session),
-    "session/fork": Method(schema.ForkSessionRequest, sessions.fork_session),
+    "session/new": Method(system_prompt.NewSessionParams, sessions.new_session),
+    "session/load": Method(system_prompt.LoadSessionParams, sessions.load_session),
+    "session/resume": Method(system_prompt.ResumeSessionParams, sessions.resume_session),
+    "session/fork": Method(system_prompt.ForkSessionParams, sessions.fork_session),
     "session/list": Method(schema.ListSessionsRequest, sessions.list_sessions),
     "session/close": Method(schema.CloseSessionRequest, sessions.close_session),
     "session/delete": Method(schema.DeleteSessionRequest, sessions.delete_session),

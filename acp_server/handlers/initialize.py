@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from acp_server.state import ServerState
 
 NEWER_SESSION_CAPABILITIES = ("notices", "compaction")
+NEWER_CLIENT_CAPABILITIES = ("plan", "subagents")
+"""Top-level client capabilities newer than the pinned schema, kept like the session ones."""
 
 API_KEY_FIELDS = ("api-key", "apiKey", "GEMINI_API_KEY")
 """Where a client may pass its own key in `authenticate`'s `_meta`."""
@@ -33,6 +35,8 @@ class InitializeParams(schema.InitializeRequest):
     session_extras: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """Set from `clientCapabilities.session` only (a private attribute would not do:
     the schema's `__getattr__` hides it)."""
+    caps_extras: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    """`clientCapabilities.plan` and `.subagents` (ACP 1.21), kept the same way."""
 
     @model_validator(mode="wrap")
     @classmethod
@@ -41,6 +45,10 @@ class InitializeParams(schema.InitializeRequest):
         caps = data.get("clientCapabilities") if isinstance(data, dict) else None
         session = caps.get("session") if isinstance(caps, dict) else None
         model.session_extras = {}
+        if isinstance(caps, dict):
+            model.caps_extras = {
+                k: caps[k] for k in NEWER_CLIENT_CAPABILITIES if isinstance(caps.get(k), dict)
+            }
         if isinstance(session, dict):
             model.session_extras = {
                 k: session[k]
@@ -55,6 +63,8 @@ class InitializeParams(schema.InitializeRequest):
         if self.session_extras:
             caps = raw.setdefault("clientCapabilities", {})
             caps["session"] = {**(caps.get("session") or {}), **self.session_extras}
+        if self.caps_extras:
+            raw.setdefault("clientCapabilities", {}).update(self.caps_extras)
         return raw
 
 

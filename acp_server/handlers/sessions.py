@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from acp_server import schema
 from acp_server.errors import AcpError, from_runtime, invalid_params, session_not_found
-from acp_server.replay import replay_updates
+from acp_server.replay import ChildUpdate, replay_updates
+from acp_server.system_prompt import client_prompt_of
 from runtime.errors import RuntimeAgentError
 from runtime.session import SessionNotFoundError, WrongWorkspaceError
 
@@ -48,7 +49,9 @@ async def new_session(
     state: ServerState, params: schema.NewSessionRequest
 ) -> schema.NewSessionResponse:
     session_id = uuid.uuid4().hex
-    request = state.open_request(params.cwd, params.additional_directories, params.mcp_servers)
+    request = state.open_request(
+        params.cwd, params.additional_directories, params.mcp_servers, client_prompt_of(params)
+    )
     session = state.adopt(await state.service.open(session_id, request))
     session.announce_commands()
     return schema.NewSessionResponse.model_validate(
@@ -60,7 +63,9 @@ async def _reopen(
     state: ServerState, params: schema.LoadSessionRequest | schema.ResumeSessionRequest
 ) -> tuple[AcpSession, ConversationRecord]:
     """The live session, or one opened from its record (one at a time per id)."""
-    request = state.open_request(params.cwd, params.additional_directories, params.mcp_servers)
+    request = state.open_request(
+        params.cwd, params.additional_directories, params.mcp_servers, client_prompt_of(params)
+    )
     async with state.one_at_a_time(params.session_id):
         live = state.sessions.get(params.session_id)
         try:
@@ -77,14 +82,22 @@ async def load_session(
 ) -> schema.LoadSessionResponse:
     session, record = await _reopen(state, params)
     options = state.config_options.options(session.agent)
+    runs = await state.service.subagent_records(record.messages) if session.client.subagents else {}
     for update in replay_updates(
         record.messages,
         record.metadata,
         mode=session.agent.mode,
         config_options=options,
         client=session.client,
+        plans=session.plans,
+        children=lambda child_id: runs.get(child_id, ()),
     ):
-        session.send_update(update)
+        if isinstance(update, ChildUpdate):
+            session.conn.notify(
+                "session/update", {"sessionId": update.session_id, "update": update.update}
+            )
+        else:
+            session.send_update(update)
     session.announce_commands()
     return schema.LoadSessionResponse.model_validate(_answer(state, session))
 
@@ -100,7 +113,9 @@ async def resume_session(
 async def fork_session(
     state: ServerState, params: schema.ForkSessionRequest
 ) -> schema.ForkSessionResponse:
-    request = state.open_request(params.cwd, params.additional_directories, params.mcp_servers)
+    request = state.open_request(
+        params.cwd, params.additional_directories, params.mcp_servers, client_prompt_of(params)
+    )
     source = state.sessions.get(params.session_id)
     try:
         agent = await state.service.fork(

@@ -30,6 +30,7 @@ from acp_server.session import AcpSession
 from acp_server.state import ServerOptions, ServerState, close_all
 from acp_server.transport import JsonRpcConnection
 from acp_server.updates import ClientUpdates
+from runtime.prompt import ClientPrompt
 from runtime.session import AgentSession, OpenRequest, SessionService
 
 logger = logging.getLogger(__name__)
@@ -145,10 +146,14 @@ class RemoteState(ServerState):
                 )
 
     def open_request(
-        self, cwd: str, additional: list[str] | None, servers: list[Any] | None
+        self,
+        cwd: str,
+        additional: list[str] | None,
+        servers: list[Any] | None,
+        client_prompt: ClientPrompt | None = None,
     ) -> OpenRequest:
         self.check_folders(cwd, *(additional or ()))
-        request = super().open_request(cwd, additional, servers)
+        request = super().open_request(cwd, additional, servers, client_prompt)
         caps = remote_capabilities(self.client_capabilities)
         return dataclasses.replace(
             request,

@@ -30,6 +30,7 @@ from google.genai import types
 
 from runtime.host import PermissionOutcome, PermissionRequest
 from runtime.protocol import (
+    TODOS_PLAN_ID,
     AgentEndEvent,
     AgentEvent,
     ErrorEvent,
@@ -227,6 +228,9 @@ class SessionRecorder:
         output = (event.data or {}).get("output")
         if isinstance(output, str):
             call["resultDisplay"] = output[:2000]
+        raw = (event.data or {}).get("raw_output")
+        if isinstance(raw, dict) and isinstance(raw.get("subagentSessionId"), str):
+            call["subagent"] = raw  # its session, title, task, end: replayed as a child
         self.recording.record_message(message)
 
     def _session_facts(self, event: SessionUpdateEvent) -> None:
@@ -245,6 +249,19 @@ class SessionRecorder:
             self.recording.set_metadata(**fields)
             if self._on_metadata is not None:
                 self._on_metadata(self.recording.metadata)
+
+    def _plan(self, event: PlanEvent) -> None:
+        """The last plan's entries (`plan`) and the current plans by id (`plans`: the
+        todo list and the latest plan file, entries and Markdown; a cleared list leaves)."""
+        entries = [e.model_dump() for e in event.entries]
+        plans = dict(self.recording.metadata.get("plans") or {})
+        if event.plan_id != TODOS_PLAN_ID:  # a plan file replaces the one before
+            plans = {k: v for k, v in plans.items() if k == TODOS_PLAN_ID}
+        if entries or event.markdown is not None:
+            plans[event.plan_id] = {"entries": entries, "markdown": event.markdown}
+        else:
+            plans.pop(event.plan_id, None)
+        self.recording.set_metadata(plan=entries, plans=plans)
 
     def _usage(self, event: UsageEvent) -> None:
         """Tokens of the last model response, when its consolidated event had none."""
@@ -319,6 +336,8 @@ class SessionRecorder:
             logger.exception("recording %s failed", event.type)
 
     def _observe(self, event: AgentEvent) -> None:  # noqa: C901 - one branch per kind
+        if event.thread_id is not None:  # a subagent's: its own session records it
+            return
         if isinstance(event, MessageEvent) and event.role == "user":
             self._prompt_text = "".join(p.text for p in event.content if isinstance(p, TextPart))
         elif isinstance(event, MessageEvent) and event.role == "agent":
@@ -347,7 +366,7 @@ class SessionRecorder:
         elif isinstance(event, SessionUpdateEvent):
             self._session_facts(event)
         elif isinstance(event, PlanEvent):
-            self.recording.set_metadata(plan=[e.model_dump() for e in event.entries])
+            self._plan(event)
         elif isinstance(event, NoticeEvent) and event.text:
             if event.retry:
                 self._seal()

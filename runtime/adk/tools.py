@@ -26,6 +26,7 @@ from google.genai import types
 
 from runtime.errors import ToolError
 from runtime.protocol import (
+    TODOS_PLAN_ID,
     AgentEvent,
     PlanEntry,
     PlanEvent,
@@ -215,4 +216,7 @@ class ProtocolToolEventSink:
         )
         if outcome.plan is not None:
             entries = tuple(PlanEntry.of(e) for e in outcome.plan)
-            await self._send(lambda base: PlanEvent(**base, entries=entries))
+            plan_id, markdown = outcome.plan_id or TODOS_PLAN_ID, outcome.plan_markdown
+            await self._send(
+                lambda base: PlanEvent(**base, entries=entries, plan_id=plan_id, markdown=markdown)
+            )

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.agents.definitions import AgentDefinition
+from runtime.agents.relay import Relay
 from runtime.agents.scope import ScopeError, WriteScope, memory_dir, scoped_roots
 from runtime.config import Limits
 from runtime.host import (
@@ -96,6 +97,7 @@ class ParentView(Protocol):
     def model_choice(self) -> str: ...
     @property
     def generator(self) -> ContentGenerator: ...
+    def relay(self, make: Callable[[str, str], AgentEvent]) -> None: ...
 
 
 @dataclass
@@ -221,20 +223,21 @@ class SubagentTool(GcliTool):
 
     async def execute(self, args: dict[str, Any], env: ToolEnv) -> ToolResult:
         outcome = TaskOutcome()
+        parent = self._parent()
         try:
-            child = await start_subagent(
-                self.definition, self._parent(), outcome, self._create_session
-            )
+            child = await start_subagent(self.definition, parent, outcome, self._create_session)
         except ScopeError as exc:
             return ToolResult(
                 llm_content=f"The subagent '{self.name}' cannot run: {exc}.", is_error=True
             )
+        relay = Relay(parent, child.id, self.definition, self._task(args))
         progress = _Progress()
         head = f"{self.definition.title} is working…"
         ends: list[asyncio.Future[AgentEndEvent]] = []
         pumps: set[asyncio.Future[None]] = set()
 
         def observe(event: AgentEvent) -> None:
+            relay.event(event)
             if isinstance(event, AgentEndEvent) and ends and not ends[-1].done():
                 ends[-1].set_result(event)
             elif isinstance(event, ToolRequestEvent) and event.name != COMPLETE_TASK:
@@ -266,6 +269,8 @@ class SubagentTool(GcliTool):
                 return await ends[-1]
 
         unsubscribe = child.subscribe(observe)
+        relay.state("running")
+        end: AgentEndEvent | None = None
         try:
             end = await turn(self._task(args))
             if outcome.result is None and end.reason != "aborted":
@@ -279,14 +284,25 @@ class SubagentTool(GcliTool):
             raise
         finally:
             unsubscribe()
+            relay.state("idle", end.reason if end is not None else "aborted")
             await child.close()
-        return self._result(child.id, end, outcome, progress)
+        return self._result(child.id, end, outcome, progress, self._task(args))
 
     def _result(
-        self, child_id: str, end: AgentEndEvent, outcome: TaskOutcome, progress: _Progress
+        self,
+        child_id: str,
+        end: AgentEndEvent,
+        outcome: TaskOutcome,
+        progress: _Progress,
+        task: str,
     ) -> ToolResult:
         shown = progress.text(f"{self.definition.title} finished.")
-        raw = {"subagentSessionId": child_id, "endReason": end.reason}
+        raw = {
+            "subagentSessionId": child_id,
+            "endReason": end.reason,
+            "title": self.definition.title,
+            "task": task,
+        }
         if outcome.result is None:
             return ToolResult(
                 llm_content=f"The subagent '{self.name}' did not complete its task "
@@ -353,7 +369,7 @@ async def start_subagent(
         SessionSpec(
             config=config,
             auth=spec.auth,
-            host=ChildHost(spec.host, definition.title),
+            host=ChildHost(spec.host.for_subagent(session_id), definition.title),
             session_id=session_id,
             additional_roots=roots,  # its definition's scope (`scope`)
             generator=parent.generator,

@@ -35,6 +35,7 @@ from runtime.protocol import (
     NoticeEvent,
     PlanEvent,
     SessionUpdateEvent,
+    SubagentEvent,
     TextPart,
     ToolRequestEvent,
     ToolResponseEvent,
@@ -128,6 +129,7 @@ class RunOutput(abc.ABC):
                 | PlanEvent()
                 | NoticeEvent()
                 | CompactionEvent()  # its notice says it
+                | SubagentEvent()  # its tool call says it
                 | CommandsChangedEvent()
             ):
                 pass

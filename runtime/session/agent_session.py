@@ -111,6 +111,10 @@ class AgentSession:
     def subscribe(self, callback: Subscriber) -> Unsubscribe:
         return self.protocol.subscribe(callback)
 
+    def relay(self, make: Callable[[str, str], AgentEvent]) -> None:
+        """Emit a subagent's event on this session's stream (`make(id, stream_id)`)."""
+        self.protocol.emit_external(make)
+
     async def abort(self) -> None:
         await self.protocol.abort()
 

@@ -112,6 +112,7 @@ def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSes
         spec.config.home,
         spec.additional_roots,
         plans_dir=spec.config.temp_dir / "plans",
+        client=spec.client_prompt,
     )
     if spec.system_prompt is not None:
         prompt.text = spec.system_prompt

@@ -19,17 +19,21 @@ from __future__ import annotations
 import logging
 import shutil
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from runtime.config import AgentFlags, RuntimeConfig, resolve_auth, resolve_config
 from runtime.errors import ConfigError, RuntimeAgentError
+from runtime.prompt import ClientPrompt
 from runtime.services.gemini_cli_chats import PREFIX as GEMINI_CLI_PREFIX
 from runtime.services.gemini_cli_chats import GeminiCliChats
+from runtime.services.record import tool_calls
 from runtime.services.recording import (
     ChatRecordingService,
     ConversationRecord,
+    Message,
     SessionStore,
     load_record,
 )
@@ -51,7 +55,9 @@ from runtime.workspace import workspace_dir
 logger = logging.getLogger(__name__)
 
 PAGE_SIZE = 50
-FORK_KEPT = ("mode", "modelChoice", "plan")
+CLIENT_PROMPT_KEY = "clientSystemPrompt"
+"""The record's metadata key of the client's system prompt (`ClientPrompt.as_record`)."""
+FORK_KEPT = ("mode", "modelChoice", "plan", "plans", CLIENT_PROMPT_KEY)
 """The recorded metadata a fork carries over (with the title, marked as a fork)."""
 
 
@@ -147,6 +153,7 @@ class SessionService:
             prefer=request.auth.prefer,
         )
         config = self._config(cwd)
+        client_prompt = request.client_prompt
         if recorded is None:
             recording = await self.records().create(NewRecord(session_id, cwd, extra))
             history: tuple[Any, ...] = ()
@@ -154,6 +161,10 @@ class SessionService:
             recording, record = recorded
             config = _restored(config, record)
             history = tuple(record.messages)
+            if client_prompt is None:
+                client_prompt = ClientPrompt.from_record(record.metadata.get(CLIENT_PROMPT_KEY))
+        if request.client_prompt is not None:
+            recording.set_metadata(**{CLIENT_PROMPT_KEY: request.client_prompt.as_record()})
         spec = SessionSpec(
             config=config,
             auth=auth,
@@ -164,6 +175,7 @@ class SessionService:
             recording=recording,
             records=self.records(),
             history=history,
+            client_prompt=client_prompt,
         )
         try:
             return await self._create(spec)
@@ -182,6 +194,10 @@ class SessionService:
                 raise WrongWorkspaceError(session_id, str(workspace), request.cwd)
             assert live.recorder is not None
             recording = live.recorder.recording
+            if request.client_prompt is not None:
+                live.prompt.client = request.client_prompt
+                live.prompt.reload()
+                recording.set_metadata(**{CLIENT_PROMPT_KEY: request.client_prompt.as_record()})
             return live, ConversationRecord(session_id, recording.metadata, recording.messages)
         recorded = await self._recorded(session_id, request.cwd)
         return await self.open(session_id, request, recorded), recorded[1]
@@ -241,6 +257,23 @@ class SessionService:
             shutil.rmtree(outputs_dir(temp_dir, session_id), ignore_errors=True)
 
     # ------------------------------------------------------------ records
+
+    async def subagent_records(
+        self, messages: Sequence[Message]
+    ) -> dict[str, tuple[Message, ...]]:
+        """The recorded messages of the subagent sessions that `messages` ran (by the
+        `subagent` field of their tool calls), read only, from whichever store holds them."""
+        found: dict[str, tuple[Message, ...]] = {}
+        for message in messages:
+            for call in tool_calls(message) if message["type"] == "gemini" else ():
+                run = call.get("subagent")
+                child_id = run.get("subagentSessionId") if isinstance(run, dict) else None
+                if not isinstance(child_id, str) or child_id in found:
+                    continue
+                record = await self.records().read(child_id)
+                kind = record.metadata.get("kind") if record is not None else None
+                found[child_id] = tuple(record.messages) if record and kind == "subagent" else ()
+        return found
 
     async def _recorded(
         self, session_id: str, cwd_raw: str

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from runtime.config import AuthConfig, RuntimeConfig
 from runtime.host import Host
 from runtime.models.content_generator import ContentGenerator
+from runtime.prompt import ClientPrompt
 from runtime.services.recording import ChatRecordingService, Message
 from runtime.tools.mcp.config import McpServerConfig
 
@@ -49,6 +50,8 @@ class SessionSpec:
     """The recorded messages a loaded or resumed session starts from."""
     system_prompt: str | None = None
     """A subagent's own system prompt (else the agent's, with the context files)."""
+    client_prompt: ClientPrompt | None = None
+    """The client's system prompt (append or override), kept in the record."""
     tool_names: tuple[str, ...] | None = None
     """A subagent's built-in tools (None: all of them)."""
     extra_tools: tuple[Any, ...] = ()
@@ -76,3 +79,5 @@ class OpenRequest:
     additional_directories: tuple[str, ...] = ()
     mcp_servers: tuple[McpServerConfig, ...] = ()
     auth: AuthChoice = AuthChoice()
+    client_prompt: ClientPrompt | None = None
+    """The client's system prompt; None keeps the one recorded with the session."""

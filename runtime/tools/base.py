@@ -44,6 +44,10 @@ class ToolResult:
     is_error: bool = False
     raw_output: dict[str, Any] | None = None
     plan: list[dict[str, str]] | None = None
+    plan_id: str | None = None
+    """Which plan `plan` is (a plan file's id; None: the todo list)."""
+    plan_markdown: str | None = None
+    """The plan as Markdown (plan mode's plan file), beside its entries."""
     error_type: str | None = None
     switch_mode: str | None = None
     """A mode the session switches to once the call completes (`exit_plan_mode`)."""

@@ -329,6 +329,12 @@ _OPT_IN_UPDATES = {
 }
 """Session updates newer than the pinned acp.schema (ACP 1.21) and the
 `clientCapabilities.session` entry a client opts in to them with."""
+_OPT_IN_TOP_UPDATES = {
+    "plan_update": "plan",
+    "plan_removed": "plan",
+    "subagent_update": "subagents",
+}
+"""The same, for updates a top-level `clientCapabilities` entry opts in to."""
 
 
 def _validation_problem(model: Any, value: Any, what: str) -> str | None:
@@ -1242,6 +1248,10 @@ class AcpTestClient(JsonRPCClient):
             session_caps = (self.advertised or {}).get("session") or {}
             if not isinstance(session_caps.get(_OPT_IN_UPDATES[kind]), dict):
                 self._violation(f"{kind} sent, but session.{_OPT_IN_UPDATES[kind]} not advertised")
+                return
+        elif kind in _OPT_IN_TOP_UPDATES:
+            if not isinstance((self.advertised or {}).get(_OPT_IN_TOP_UPDATES[kind]), dict):
+                self._violation(f"{kind} sent, but {_OPT_IN_TOP_UPDATES[kind]} not advertised")
                 return
         elif problem := _validation_problem(
             schema.SessionNotification, params, "session/update params"

@@ -30,7 +30,7 @@ from runtime.protocol import DisplayContent, DisplayDiff, DisplayText, ToolDispl
 from runtime.tools.base import GcliTool, ToolEnv, ToolResult
 from runtime.tools.builtin.args import ArgError, bool_arg, required_str, str_arg
 from runtime.tools.builtin.env import files_of, location, resolve, shown
-from runtime.tools.builtin.plan import is_plan_file, plan_entries_from_markdown
+from runtime.tools.builtin.plan import is_plan_file, plan_fields
 from runtime.tools.builtin.results import CodedToolError, error_from_exception, error_result
 from runtime.tools.io.files import EditableText, writer_lock
 from runtime.tools.io.text_format import (
@@ -184,7 +184,7 @@ class WriteFileTool(GcliTool):
             llm_content=message,
             display=(diff,),
             raw_output={"path": str(path), "created": before is None},
-            plan=plan_entries_from_markdown(content) if plan else None,
+            **(plan_fields(path, content) if plan else {}),
         )
 
 

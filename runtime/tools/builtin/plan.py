@@ -48,6 +48,21 @@ def plan_entries_from_markdown(text: str) -> list[dict[str, str]]:
     return entries
 
 
+def plan_id(path: Path) -> str:
+    """The stable id of a plan file's plan (its file name), as the editor's plan operations
+    name it; the todo list is `TODOS_PLAN_ID`."""
+    return f"plan:{path.name}"
+
+
+def plan_fields(path: Path, text: str) -> dict[str, Any]:
+    """A plan file's plan as `ToolResult` fields: its entries, its id, its Markdown."""
+    return {
+        "plan": plan_entries_from_markdown(text),
+        "plan_id": plan_id(path),
+        "plan_markdown": text,
+    }
+
+
 def is_plan_file(path: Path, env: ToolEnv) -> bool:
     try:
         return path.suffix == ".md" and path.resolve().parent == plans_dir(env).resolve()
@@ -103,7 +118,6 @@ class ExitPlanModeTool(GcliTool):
             return error_result(
                 f"Cannot read the plan {path}: {exc.strerror or exc}", "plan_unreadable"
             )
-        entries = plan_entries_from_markdown(text)
         request = PermissionRequest(
             tool_call_id=str(env.extra.get("call_id") or f"exit-plan-{path.name}"),
             title="Ready to start? Review the plan",
@@ -122,8 +136,8 @@ class ExitPlanModeTool(GcliTool):
                 llm_content=f"The user approved the plan; the session is now in {label} mode. "
                 "Carry out the plan step by step.",
                 display=(DisplayText(text=f"Plan approved: {label} mode."),),
-                plan=entries,
                 switch_mode=choice,
+                **plan_fields(path, text),
             )
         if choice is None:
             return error_result("The plan review was cancelled.", "cancelled")
@@ -131,5 +145,5 @@ class ExitPlanModeTool(GcliTool):
             llm_content="The user wants to keep planning: stay in plan mode, ask what to "
             "change and update the plan file.",
             display=(DisplayText(text="Still planning."),),
-            plan=entries,
+            **plan_fields(path, text),
         )

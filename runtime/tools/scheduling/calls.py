@@ -25,6 +25,8 @@ class ToolCallOutcome:
     is_error: bool
     raw_output: dict[str, Any] | None = None
     plan: list[dict[str, str]] | None = None
+    plan_id: str | None = None
+    plan_markdown: str | None = None
 
 
 class CallEnded(Exception):

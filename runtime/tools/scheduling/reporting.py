@@ -86,6 +86,8 @@ class CallReporter:
             is_error=result.is_error,
             raw_output=result.raw_output,
             plan=result.plan,
+            plan_id=result.plan_id,
+            plan_markdown=result.plan_markdown,
         )
         await self._finished(call, outcome)
 

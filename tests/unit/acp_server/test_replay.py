@@ -174,3 +174,40 @@ def test_after_the_messages_come_the_plan_title_mode_and_options() -> None:
         {"sessionUpdate": "current_mode_update", "currentModeId": "plan"},
         {"sessionUpdate": "config_option_update", "configOptions": []},
     ]
+
+
+def test_a_subagent_run_is_replayed_as_a_child_session_to_a_client_that_follows_them() -> None:
+    from acp_server.replay import ChildUpdate
+
+    run = {"subagentSessionId": "child-1", "endReason": "max_turns", "title": "Reviewer"}
+    answer: GeminiMessage = {
+        "id": "g1",
+        "type": "gemini",
+        "content": "",
+        "toolCalls": [{"id": "c1", "name": "reviewer", "status": "success", "subagent": run}],
+    }
+    child: GeminiMessage = {"id": "g2", "type": "gemini", "content": "Reading."}
+    asked: list[str] = []
+
+    def children(session_id: str) -> tuple[Message, ...]:
+        asked.append(session_id)
+        return (child,)
+
+    def replayed(client: ClientUpdates) -> list[tuple[str, str]]:
+        out = []
+        for u in replay_updates(
+            [answer], {}, mode="default", config_options=[], client=client, children=children
+        ):
+            sid, update = (u.session_id, u.update) if isinstance(u, ChildUpdate) else ("parent", u)
+            out.append((sid, update.model_dump(by_alias=True, exclude_none=True)["sessionUpdate"]))
+        return out[:5]
+
+    assert replayed(ClientUpdates(subagents=True)) == [
+        ("parent", "tool_call"),
+        ("parent", "subagent_update"),
+        ("child-1", "agent_message_chunk"),
+        ("parent", "subagent_update"),
+        ("parent", "current_mode_update"),
+    ]
+    assert asked == ["child-1"]
+    assert ("parent", "subagent_update") not in replayed(ClientUpdates())

@@ -313,3 +313,33 @@ def test_the_waiting_signal_is_a_pending_update_marked_in_meta() -> None:
             "status": "pending",
             "_meta": {"adkAcp": {"awaitingConfirmation": waiting}},
         }
+
+
+def test_plan_operations_for_a_client_that_takes_them_and_plain_plans_for_another() -> None:
+    from acp_server.updates_v121 import ClientUpdates, PlanOperations
+    from runtime.protocol import PlanEntry, PlanEvent
+
+    def plan(plan_id: str, *items: str, markdown: str | None = None) -> PlanEvent:
+        entries = tuple(PlanEntry(content=i) for i in items)
+        return PlanEvent(id="e", stream_id="s", entries=entries, plan_id=plan_id, markdown=markdown)
+
+    def dumped(ops: PlanOperations, event: PlanEvent) -> list[dict[str, object]]:
+        return [u.model_dump(by_alias=True, exclude_none=True) for u in ops.updates(event)]
+
+    ops = PlanOperations(ClientUpdates.of({"plan": {}}))
+    assert dumped(ops, plan("todos")) == []  # nothing shown yet: nothing to remove
+    markdown = {"type": "markdown", "planId": "plan:a.md", "content": "- x"}
+    assert dumped(ops, plan("plan:a.md", "x", markdown="- x")) == [
+        {"sessionUpdate": "plan_update", "plan": markdown}
+    ]
+    assert [u["sessionUpdate"] for u in dumped(ops, plan("plan:b.md", markdown="b"))] == [
+        "plan_removed",
+        "plan_update",
+    ]
+    assert dumped(ops, plan("todos", "y"))[0]["plan"]["type"] == "items"  # type: ignore[index]
+    assert dumped(ops, plan("todos")) == [{"sessionUpdate": "plan_removed", "planId": "todos"}]
+    plain = PlanOperations(ClientUpdates.of({"session": {"notices": {}}}))
+    entry = {"content": "x", "priority": "medium", "status": "pending"}
+    assert dumped(plain, plan("plan:a.md", "x", markdown="- x")) == [
+        {"sessionUpdate": "plan", "entries": [entry]}
+    ]

@@ -1,0 +1,198 @@
+"""Session updates newer than the pinned `acp` schema (1.19), sent only to clients that
+opted in (`ClientUpdates`): plan operations (`plan_update`, `plan_removed`) and
+subagent sessions (`subagent_update`).
+
+Part of the ACP vocabulary of `updates.py` (which re-exports `ClientUpdates`): small
+frozen models of our own for what the pinned package cannot express, the old plain
+form kept for every other client.
+
+Plans: the todo list (`write_todos`) is the plan `todos`, as items; plan mode's plan
+file is `plan:<file name>`, as Markdown. A todo list cleared to nothing is
+`plan_removed`; a plan file replaced by another (a new file name) removes the old one
+first. A client without `clientCapabilities.plan` gets the plain `plan` update.
+
+Subagents: for a client with `clientCapabilities.subagents`, a subagent's run is a child
+session: a `subagent_update` on the parent announces it (title, task, `running`) before
+any of its updates, its messages, tool calls, plans and permission requests carry its
+own session id, and a last `subagent_update` says it is `idle` with its stop reason.
+Another client sees only the subagent's tool call in the parent, with its progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from acp_server import schema
+from runtime.protocol import TODOS_PLAN_ID, PlanEntry, PlanEvent, SubagentEvent
+
+
+@dataclass(frozen=True)
+class ClientUpdates:
+    """The optional session updates a client opted in to in `initialize`:
+    `clientCapabilities.session.notices`, `.session.compaction`, `.plan` (ACP 1.21)."""
+
+    notices: bool = False
+    compaction: bool = False
+    plans: bool = False
+    subagents: bool = False
+
+    @classmethod
+    def of(cls, capabilities: Mapping[str, Any] | None) -> ClientUpdates:
+        caps = capabilities or {}
+        session = caps.get("session")
+        opted = session if isinstance(session, dict) else {}
+        return cls(
+            notices=isinstance(opted.get("notices"), dict),
+            compaction=isinstance(opted.get("compaction"), dict),
+            plans=isinstance(caps.get("plan"), dict),
+            subagents=isinstance(caps.get("subagents"), dict),
+        )
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+
+class PlanItems(_Model):
+    type: Literal["items"] = "items"
+    plan_id: str = Field(alias="planId")
+    entries: list[schema.PlanEntry]
+
+
+class PlanMarkdown(_Model):
+    type: Literal["markdown"] = "markdown"
+    plan_id: str = Field(alias="planId")
+    content: str
+
+
+class PlanUpdate(_Model):
+    """`plan_update`: one plan's whole content, by its id (opt-in: `clientCapabilities.plan`)."""
+
+    session_update: Literal["plan_update"] = Field(default="plan_update", alias="sessionUpdate")
+    plan: PlanItems | PlanMarkdown = Field(discriminator="type")
+
+
+class PlanRemoved(_Model):
+    """`plan_removed`: the plan with this id is gone (opt-in: `clientCapabilities.plan`)."""
+
+    session_update: Literal["plan_removed"] = Field(default="plan_removed", alias="sessionUpdate")
+    plan_id: str = Field(alias="planId")
+
+
+def plain_plan(entries: tuple[PlanEntry, ...]) -> schema.AgentPlanUpdate:
+    """`plan`: the whole plan, for a client without plan operations."""
+    return schema.AgentPlanUpdate(
+        session_update="plan",
+        entries=[
+            schema.PlanEntry(content=e.content, priority=e.priority, status=e.status)
+            for e in entries
+        ],
+    )
+
+
+def plan_operation(plan_id: str, entries: tuple[PlanEntry, ...], markdown: str | None) -> Any:
+    """`plan_update` of one plan: Markdown when it has it, else its items."""
+    if markdown is not None:
+        return PlanUpdate(plan=PlanMarkdown(planId=plan_id, content=markdown))
+    return PlanUpdate(plan=PlanItems(planId=plan_id, entries=plain_plan(entries).entries))
+
+
+class PlanOperations:
+    """The plans a session has shown, live and replayed (see the module docstring)."""
+
+    def __init__(self, client: ClientUpdates) -> None:
+        self._client = client
+        self._shown: set[str] = set()
+        self._file: str | None = None
+
+    def updates(self, event: PlanEvent) -> list[Any]:
+        return list(self._updates(event.plan_id, event.entries, event.markdown))
+
+    def _updates(
+        self, plan_id: str, entries: tuple[PlanEntry, ...], markdown: str | None
+    ) -> Iterator[Any]:
+        if not self._client.plans:
+            yield plain_plan(entries)
+            return
+        if not entries and markdown is None:
+            if plan_id in self._shown:
+                self._shown.discard(plan_id)
+                yield PlanRemoved(planId=plan_id)
+            return
+        if plan_id != TODOS_PLAN_ID:
+            if self._file is not None and self._file != plan_id:
+                self._shown.discard(self._file)
+                yield PlanRemoved(planId=self._file)
+            self._file = plan_id
+        self._shown.add(plan_id)
+        yield plan_operation(plan_id, entries, markdown)
+
+    def replay(self, metadata: Mapping[str, Any]) -> list[Any]:
+        """A record's current plans (`plans` by id, else the last `plan`), as this
+        client takes them; they count as shown for the live updates after the load."""
+        plans = metadata.get("plans")
+        if self._client.plans and isinstance(plans, dict) and plans:
+            out: list[Any] = []
+            for plan_id, plan in plans.items():
+                if not isinstance(plan, dict):
+                    continue
+                entries = tuple(
+                    PlanEntry.of(e) for e in plan.get("entries") or () if isinstance(e, dict)
+                )
+                markdown = plan.get("markdown")
+                out += self._updates(
+                    str(plan_id), entries, markdown if isinstance(markdown, str) else None
+                )
+            return out
+        plan = metadata.get("plan")
+        if isinstance(plan, list) and plan:
+            entries = tuple(PlanEntry.of(e) for e in plan if isinstance(e, dict))
+            return list(self._updates(TODOS_PLAN_ID, entries, None))
+        return []
+
+
+SubagentStopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "cancelled", "error"]
+_STOPS: dict[str, SubagentStopReason] = {
+    "completed": "end_turn",
+    "aborted": "cancelled",
+    "max_turns": "max_turn_requests",
+    "max_budget": "max_tokens",
+    "failed": "error",
+}
+
+
+class SubagentState(_Model):
+    state: Literal["running", "idle"]
+    stop_reason: SubagentStopReason | None = Field(default=None, alias="stopReason")
+
+
+class SubagentUpdate(_Model):
+    """`subagent_update`: a child session of this one, announced or changed (opt-in:
+    `clientCapabilities.subagents`)."""
+
+    session_update: Literal["subagent_update"] = Field(
+        default="subagent_update", alias="sessionUpdate"
+    )
+    session_id: str = Field(alias="sessionId")
+    title: str | None = None
+    description: str | None = None
+    state: SubagentState
+
+
+def subagent_updates(event: SubagentEvent, client: ClientUpdates) -> list[Any]:
+    """A subagent's start or end on its parent, for a client that follows subagents."""
+    if not client.subagents:
+        return []
+    stop = _STOPS.get(event.end_reason, "end_turn") if event.end_reason else None
+    return [
+        SubagentUpdate(
+            sessionId=event.child_id,
+            title=event.title,
+            description=event.task,
+            state=SubagentState(state=event.state, stopReason=stop),
+        )
+    ]
