@@ -242,30 +242,6 @@ def _claim_stdout() -> IO[bytes]:
     return os.fdopen(protocol_fd, "wb")
 
 
-def _login() -> int:
-    """`adk-acp --login` (the registry's terminal auth): ask for a Gemini API key and save
-    it outside every workspace, owner-only; later sessions use it when the environment
-    has no key."""
-    import getpass
-
-    from runtime.credentials import save_api_key
-
-    prompt = "Gemini API key (from https://aistudio.google.com/apikey): "
-    if sys.stdin.isatty():
-        key = getpass.getpass(prompt)
-    else:
-        sys.stderr.write(prompt)
-        sys.stderr.flush()
-        key = sys.stdin.readline()
-    key = key.strip()
-    if not key:
-        sys.stderr.write("No key given; nothing saved.\n")
-        return 1
-    path = save_api_key(os.environ, key)
-    sys.stderr.write(f"Saved. adk-acp will use this key; it is stored in {path}.\n")
-    return 0
-
-
 _HEADLESS_LONG = ("--prompt", "--demo", "--output-format")
 
 
@@ -331,6 +307,12 @@ def _while_loading(
             logging.getLogger("acp_server").info("stdin closed; shutting down")
             _exit_now(0)
     return early
+
+
+def _login() -> int:
+    from acp_server.login import login
+
+    return login()
 
 
 def _remote(argv: list[str]) -> int:

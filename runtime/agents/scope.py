@@ -67,6 +67,22 @@ def scoped_roots(
     return tuple(roots)
 
 
+def definition_scope(
+    definition: Any, parent_roots: tuple[Path, ...], workspace: Path, home: Path, temp_dir: Path
+) -> tuple[tuple[Path, ...], WriteScope | None]:
+    """A subagent definition's roots and write limits (its `workspace_directories`, its
+    memory inbox access and extraction allowlist; see the module doc); raises ScopeError."""
+    roots = scoped_roots(definition.workspace_directories, parent_roots, workspace, home)
+    if not (definition.memory_inbox_access or definition.auto_memory_extraction_write_access):
+        return roots, None
+    writes = WriteScope(
+        memory_dir(temp_dir),
+        inbox_access=definition.memory_inbox_access,
+        extraction=definition.auto_memory_extraction_write_access,
+    )
+    return (*roots, *(r for r in writes.roots() if r not in roots)), writes
+
+
 @dataclass(frozen=True)
 class WriteScope:
     """A subagent's write limits (module doc): `inbox` set with inbox access;

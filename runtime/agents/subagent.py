@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.agents.definitions import AgentDefinition
 from runtime.agents.relay import Relay
-from runtime.agents.scope import ScopeError, WriteScope, memory_dir, scoped_roots
+from runtime.agents.scope import ScopeError, definition_scope
 from runtime.config import Limits
 from runtime.host import (
     FallbackChoice,
@@ -176,6 +176,23 @@ class _Progress:
     def text(self, head: str) -> str:
         return "\n".join([head, *self.lines.values()])
 
+    def observe(self, event: AgentEvent) -> bool:
+        """Follow one of the child's events; True when the lines changed."""
+        if isinstance(event, ToolRequestEvent) and event.name != COMPLETE_TASK:
+            title = event.display.title if event.display else event.name
+            self.lines[event.request_id] = f"… {title}"
+        elif isinstance(event, ToolUpdateEvent) and event.request_id in self.lines:
+            if event.waiting_on_user is None:  # the child's call waits on the user, or not
+                return False
+            line = self.lines[event.request_id].removesuffix(WAITING)
+            self.lines[event.request_id] = line + (WAITING if event.waiting_on_user else "")
+        elif isinstance(event, ToolResponseEvent) and event.request_id in self.lines:
+            mark = "✗" if event.is_error else "✓"
+            self.lines[event.request_id] = mark + self.lines[event.request_id][1:]
+        else:
+            return False
+        return True
+
 
 class SubagentTool(GcliTool):
     """One subagent, offered to the main agent's model as a tool."""
@@ -238,22 +255,10 @@ class SubagentTool(GcliTool):
 
         def observe(event: AgentEvent) -> None:
             relay.event(event)
-            if isinstance(event, AgentEndEvent) and ends and not ends[-1].done():
-                ends[-1].set_result(event)
-            elif isinstance(event, ToolRequestEvent) and event.name != COMPLETE_TASK:
-                title = event.display.title if event.display else event.name
-                progress.lines[event.request_id] = f"… {title}"
-            elif isinstance(event, ToolUpdateEvent) and event.request_id in progress.lines:
-                if event.waiting_on_user is None:  # the child's call waits on the user, or not
-                    return
-                line = progress.lines[event.request_id].removesuffix(WAITING)
-                progress.lines[event.request_id] = line + (WAITING if event.waiting_on_user else "")
-            elif isinstance(event, ToolResponseEvent) and event.request_id in progress.lines:
-                mark = "✗" if event.is_error else "✓"
-                progress.lines[event.request_id] = mark + progress.lines[event.request_id][1:]
-            else:
-                return
-            if env.on_progress is not None and not isinstance(event, AgentEndEvent):
+            if isinstance(event, AgentEndEvent):
+                if ends and not ends[-1].done():
+                    ends[-1].set_result(event)
+            elif progress.observe(event) and env.on_progress is not None:
                 shown = (DisplayText(text=progress.text(head)),)
                 task: asyncio.Future[None] = asyncio.ensure_future(env.on_progress(shown))
                 pumps.add(task)
@@ -339,17 +344,9 @@ async def start_subagent(
         approval_mode=parent.mode,
         limits=Limits(max_turns=definition.max_turns, max_time_s=definition.timeout_mins * 60),
     )
-    roots = scoped_roots(
-        definition.workspace_directories, spec.additional_roots, config.workspace, config.home
+    roots, writes = definition_scope(
+        definition, spec.additional_roots, config.workspace, config.home, config.temp_dir
     )
-    writes = None
-    if definition.memory_inbox_access or definition.auto_memory_extraction_write_access:
-        writes = WriteScope(
-            memory_dir(config.temp_dir),
-            inbox_access=definition.memory_inbox_access,
-            extraction=definition.auto_memory_extraction_write_access,
-        )
-        roots = (*roots, *(r for r in writes.roots() if r not in roots))
     session_id = f"{parent.id}-{definition.name}-{uuid.uuid4().hex[:8]}"
     recording = None
     records = spec.records

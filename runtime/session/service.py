@@ -258,9 +258,7 @@ class SessionService:
 
     # ------------------------------------------------------------ records
 
-    async def subagent_records(
-        self, messages: Sequence[Message]
-    ) -> dict[str, tuple[Message, ...]]:
+    async def subagent_records(self, messages: Sequence[Message]) -> dict[str, tuple[Message, ...]]:
         """The recorded messages of the subagent sessions that `messages` ran (by the
         `subagent` field of their tool calls), read only, from whichever store holds them."""
         found: dict[str, tuple[Message, ...]] = {}
