@@ -18,6 +18,15 @@ import pytest
 from tests.e2e.acp_client import CLEARED_ENV
 from tests.e2e.model_script import call, text
 from tests.e2e.node_clients import NodeClients, client_script, node_clients
+from tests.e2e.test_subagents import REVIEWER, agents
+from tests.fakes.gemini_server import (
+    FakeGeminiServer,
+    function_call_part,
+    function_call_response,
+    parts_response,
+    text_part,
+    text_response,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -34,14 +43,17 @@ def _setting(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 def run_ts_client(
     clients: NodeClients,
     client: Path,
-    script: Path,
+    script: Path | None,
     workspace: Path,
     env: dict[str, str],
     tmp_path: Path,
     *extra: str,
 ) -> dict[str, Any]:
-    """Run a TypeScript client script on the agent (scripted by `script`); its report."""
-    agent = [sys.executable, "-m", "acp_server.cli", "--fake-responses", str(script)]
+    """Run a TypeScript client script on the agent (scripted by `script`, or, when None,
+    by the model `env` points at); its report."""
+    agent = [sys.executable, "-m", "acp_server.cli"]
+    if script is not None:
+        agent += ["--fake-responses", str(script)]
     report_path = tmp_path / "report.json"
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
     subprocess.run(
@@ -227,3 +239,114 @@ def test_the_official_typescript_client_on_todays_features(tmp_path: Path) -> No
     replayed = [u["sessionUpdate"] for u in report["replayed"]]
     assert "tool_call" in replayed and "compaction_update" in replayed
     assert report["listedTitles"] == ["From the TypeScript SDK"]
+
+
+SUBPLAN_TODOS = [{"description": "Fix it", "status": "in_progress"}]
+
+
+def subplan_setting(fake: FakeGeminiServer, workspace: Path, env: dict[str, str]) -> None:
+    """Files and model replies for subagent sessions, plan operations and the client's
+    system prompt, on the fake Gemini server `env` now points at. One session (system
+    prompt appended): the reviewer subagent reads a.py and writes review.md (asked, in
+    its own session); then todos set, cleared, set again. A second session (overridden)
+    says one line; the first, loaded with a new override, one more."""
+    files = {"a.py": "x = 1\n", **agents({"reviewer.md": REVIEWER})}
+    for name, content in files.items():
+        path = workspace / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    env |= {"GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    fake.add(
+        function_call_response("reviewer", {"task": "review a.py"}),
+        parts_response(
+            [
+                [text_part("Reading a.py first.")],
+                [function_call_part("read_file", {"file_path": "a.py"})],
+            ]
+        ),
+        function_call_response("write_file", {"file_path": "review.md", "content": "ok\n"}),
+        function_call_response("complete_task", {"result": "a.py looks fine"}),
+        text_response("The reviewer says a.py looks fine."),
+        function_call_response("write_todos", {"todos": SUBPLAN_TODOS}),
+        function_call_response("write_todos", {"todos": []}),
+        function_call_response("write_todos", {"todos": SUBPLAN_TODOS}),
+        text_response("Planned."),
+        text_response("A poem."),
+        text_response("Encore."),
+    )
+
+
+def check_subplan(
+    fake: FakeGeminiServer,
+    session_id: str,
+    live: list[tuple[str, dict[str, Any]]],
+    replayed: list[tuple[str, dict[str, Any]]],
+    asked_in: list[str],
+) -> None:
+    """What a client of `subplan_setting` must have seen: `live` and `replayed` are
+    (sessionId, update) pairs, `asked_in` the permission requests' session ids."""
+    announced = [u for sid, u in live if u["sessionUpdate"] == "subagent_update"]
+    assert [sid for sid, u in live if u["sessionUpdate"] == "subagent_update"] == [session_id] * 2
+    child = announced[0]["sessionId"]
+    assert child != session_id
+    assert announced[0]["title"] == "Reviewer" and announced[0]["description"] == "review a.py"
+    assert [u["state"] for u in announced] == [
+        {"state": "running"},
+        {"state": "idle", "stopReason": "end_turn"},
+    ]
+
+    def calls(pairs: list[tuple[str, dict[str, Any]]], sid: str) -> list[str]:
+        return [u["name"] for s, u in pairs if s == sid and u["sessionUpdate"] == "tool_call"]
+
+    assert calls(live, child) == ["read_file", "write_file", "complete_task"]
+    assert calls(live, session_id)[0] == "reviewer"
+    assert asked_in == [child]  # the child's write, asked in its own session
+    todos = {
+        "type": "items",
+        "planId": "todos",
+        "entries": [{"content": "Fix it", "priority": "medium", "status": "in_progress"}],
+    }
+    ops = [u for _, u in live if u["sessionUpdate"] in ("plan", "plan_update", "plan_removed")]
+    assert ops == [
+        {"sessionUpdate": "plan_update", "plan": todos},
+        {"sessionUpdate": "plan_removed", "planId": "todos"},
+        {"sessionUpdate": "plan_update", "plan": todos},
+    ]
+    again = [u["sessionId"] for s, u in replayed if u["sessionUpdate"] == "subagent_update"]
+    assert again == [child, child]
+    assert calls(replayed, child) == calls(live, child)
+    assert [u for _, u in replayed if u["sessionUpdate"].startswith("plan")] == [ops[-1]]
+
+    def system(user_text: str) -> str:
+        (request,) = [r for r in fake.generate_requests if r.last_user_text == user_text]
+        return request.system_instruction_text
+
+    core = "You are an interactive coding agent"
+    appended = system("get a.py reviewed")
+    assert core in appended and appended.rstrip().endswith("Answer in French.")
+    assert system("hi").startswith("Be a poet.") and core not in system("hi")
+    terse = system("again")
+    assert terse.startswith("Be terse.") and "French" not in terse and core not in terse
+
+
+def test_the_official_typescript_client_on_subagents_plans_and_system_prompts(
+    tmp_path: Path, fake_gemini_thread: FakeGeminiServer
+) -> None:
+    """Through the SDK's unstable entry point, every line checked against
+    schema.unstable.json: a subagent's child session (its permission request answered),
+    plan operations, and `systemPrompt` on session/new and session/load."""
+    clients = node_clients()
+    _, workspace, env = _setting(tmp_path)
+    subplan_setting(fake_gemini_thread, workspace, env)
+    subplan = client_script(clients, "ts_subplan.mjs")
+    report = run_ts_client(clients, subplan, None, workspace, env, tmp_path)
+    assert report.get("error") is None, report.get("error")
+    assert report["invalid"] == []  # both ways, against the stable and unstable schema
+    assert report["stops"] == ["end_turn"] * 4
+    prompt_caps = report["agentCapabilities"]["sessionCapabilities"]["systemPrompt"]
+    assert prompt_caps == {"mode": {"override": {}}}
+    pairs = [(u["sessionId"], u["update"]) for u in report["updates"]]
+    asked = [p["sessionId"] for p in report["permissions"]]
+    replayed = [(u["sessionId"], u["update"]) for u in report["replayed"]]
+    check_subplan(fake_gemini_thread, report["sessionId"], pairs[: report["live"]], replayed, asked)
+    assert (workspace / "review.md").read_text() == "ok\n"
