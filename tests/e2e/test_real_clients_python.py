@@ -68,9 +68,10 @@ class SdkClient:
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
-    ) -> None:
+    ) -> schema.WriteTextFileResponse:
         self.writes.append(path)
         Path(path).write_text(content)
+        return schema.WriteTextFileResponse()  # `{}`: the schema wants an object, not null
 
     async def create_terminal(
         self,
@@ -236,7 +237,8 @@ async def test_the_official_python_client_reads_creates_edits_runs_and_cancels(
         await asyncio.wait_for(client.terminal_started.wait(), 20)
         await conn.cancel(session_id=sid)
         assert await asyncio.wait_for(running, 20) == "cancelled"
-        assert client.terminals["t2"].returncode is not None  # killed, not left running
+        # killed, not left running (reaped a moment after the kill: waited for, not raced)
+        assert await asyncio.wait_for(client.terminals["t2"].wait(), 20) < 0
         assert "read it" in client.text() and "ran" in client.text()
 
     # The editor is reopened: a new process lists the thread and loads it back.
@@ -356,3 +358,99 @@ async def test_the_official_python_client_on_todays_features(tmp_path: Path) -> 
         assert loaded.modes is not None
         listed = await conn.list_sessions(cwd=str(workspace))
         assert [s.title for s in listed.sessions] == ["From Python"]
+
+
+def schema_problems(wire: list[Any]) -> list[str]:
+    """Every message of a raw connection's observed `wire` (its `StreamEvent`s, in
+    order), both ways, checked against the official ACP schema (`official_schema`:
+    skipped, with its warning, where npm cannot install it)."""
+    from acp.connection import StreamDirection
+
+    from tests.e2e.official_schema import TrafficCheck, official_schema
+
+    schema = official_schema()
+    if schema is None:
+        return []
+    check, sent, problems = TrafficCheck(schema), {}, []
+    for event in wire:
+        message = event.message
+        if event.direction == StreamDirection.OUTGOING:
+            if "method" in message and "id" in message:
+                sent[message["id"]] = message["method"]
+            check.client_message(message)
+            continue
+        answered = None if "method" in message else sent.get(message.get("id"))
+        if problem := check.agent_message(message, answered):
+            problems.append(problem)
+    return problems + [f"client: {p}" for p in check.client_problems]
+
+
+async def test_the_official_python_client_on_subagents_plans_and_system_prompts(
+    tmp_path: Path, fake_gemini_thread: Any
+) -> None:
+    """The pinned SDK's client opts in to subagent sessions and plan operations and sends
+    `systemPrompt` through its raw connection (its models predate them), answers the
+    child session's permission request through its own handler, and takes the updates
+    off the wire (its models know `plan_update` and `plan_removed`, not `subagent_update`:
+    it logs those as invalid and drops them); every message, both ways, checked against
+    the official schema."""
+    from acp.connection import StreamDirection, StreamEvent
+
+    from tests.e2e.test_real_clients_node import check_subplan, subplan_setting
+
+    home, workspace = tmp_path / "home", (tmp_path / "ws").resolve()
+    home.mkdir()
+    workspace.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
+    env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    subplan_setting(fake_gemini_thread, workspace, env)
+    wire: list[StreamEvent] = []
+    client = SdkClient()
+    spawned = spawn_agent_process(
+        client, sys.executable, "-m", "acp_server.cli", env=env, cwd=str(workspace)
+    )
+    async with spawned as (conn, _process):
+        raw = conn._conn  # the SDK's JSON-RPC connection, for what its models predate
+        raw.add_observer(wire.append)
+        caps = {"fs": {"readTextFile": True, "writeTextFile": True}, "subagents": {}, "plan": {}}
+        init = await raw.send_request(
+            "initialize", {"protocolVersion": 1, "clientCapabilities": caps}
+        )
+        assert init["agentCapabilities"]["sessionCapabilities"]["systemPrompt"] == {
+            "mode": {"override": {}}
+        }
+
+        async def open_session(method: str, mode: str, text: str, **more: Any) -> Any:
+            prompt = {"mode": mode, "content": [{"type": "text", "text": text}]}
+            params = {"cwd": str(workspace), "mcpServers": [], "systemPrompt": prompt, **more}
+            return await raw.send_request(method, params)
+
+        async def prompt(session_id: str, text: str) -> str:
+            block = schema.TextContentBlock(type="text", text=text)
+            answer = await conn.prompt(session_id=session_id, prompt=[block])
+            return answer.stop_reason
+
+        def updates() -> list[tuple[str, dict[str, Any]]]:
+            return [
+                (e.message["params"]["sessionId"], e.message["params"]["update"])
+                for e in wire
+                if e.direction == StreamDirection.INCOMING
+                and e.message.get("method") == "session/update"
+            ]
+
+        sid = (await open_session("session/new", "append", "Answer in French."))["sessionId"]
+        assert await prompt(sid, "get a.py reviewed") == "end_turn"
+        assert await prompt(sid, "plan it") == "end_turn"
+        live = updates()
+        poet = await open_session("session/new", "override", "Be a poet.")
+        assert await prompt(poet["sessionId"], "hi") == "end_turn"
+        await conn.close_session(session_id=sid)
+        seen = len(updates())
+        await open_session("session/load", "override", "Be terse.", sessionId=sid)
+        replayed = updates()[seen:]
+        assert await prompt(sid, "again") == "end_turn"
+
+    asked = [p.session_id for p in client.permissions]  # answered by the SDK's handler
+    check_subplan(fake_gemini_thread, sid, live, replayed, asked)
+    assert (workspace / "review.md").read_text() == "ok\n"
+    assert schema_problems(wire) == []
