@@ -22,6 +22,8 @@ from tests.cache_lock import install_lock
 
 SOURCE = Path(__file__).parent / "clients"
 FILES = ("package.json", "package-lock.json", "ts_client.mjs", "wire_check.mjs")
+SCRIPT_MODULES = ("reported.mjs",)
+"""Modules that `client_script` scripts import, outside the install's digest."""
 
 
 @dataclass(frozen=True)
@@ -80,10 +82,11 @@ def _install(npm: str, root: Path) -> None:
 def client_script(clients: NodeClients, name: str) -> Path:
     """A client script of `tests/e2e/clients/` beside the installed packages (ES modules
     resolve packages from their own folder). Copied when it changed; scripts other than
-    `FILES` are not part of the install's digest, so adding one does not reinstall."""
-    source = SOURCE / name
-    target = clients.root / name
+    `FILES` are not part of the install's digest, so adding one does not reinstall.
+    The scripts' shared modules (`SCRIPT_MODULES`) are copied with each."""
     with install_lock(clients.root):
-        if not target.exists() or target.read_bytes() != source.read_bytes():
-            shutil.copyfile(source, target)
-    return target
+        for each in (name, *SCRIPT_MODULES):
+            source, target = SOURCE / each, clients.root / each
+            if not target.exists() or target.read_bytes() != source.read_bytes():
+                shutil.copyfile(source, target)
+    return clients.root / name

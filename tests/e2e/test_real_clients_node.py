@@ -18,15 +18,8 @@ import pytest
 from tests.e2e.acp_client import CLEARED_ENV
 from tests.e2e.model_script import call, text
 from tests.e2e.node_clients import NodeClients, client_script, node_clients
-from tests.e2e.test_subagents import REVIEWER, agents
-from tests.fakes.gemini_server import (
-    FakeGeminiServer,
-    function_call_part,
-    function_call_response,
-    parts_response,
-    text_part,
-    text_response,
-)
+from tests.e2e.test_subagent_sessions import REVIEW_FILES, review_replies
+from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
 pytestmark = pytest.mark.e2e
 
@@ -250,23 +243,13 @@ def subplan_setting(fake: FakeGeminiServer, workspace: Path, env: dict[str, str]
     prompt appended): the reviewer subagent reads a.py and writes review.md (asked, in
     its own session); then todos set, cleared, set again. A second session (overridden)
     says one line; the first, loaded with a new override, one more."""
-    files = {"a.py": "x = 1\n", **agents({"reviewer.md": REVIEWER})}
-    for name, content in files.items():
+    for name, content in REVIEW_FILES.items():
         path = workspace / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content)
     env |= {"GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
     fake.add(
-        function_call_response("reviewer", {"task": "review a.py"}),
-        parts_response(
-            [
-                [text_part("Reading a.py first.")],
-                [function_call_part("read_file", {"file_path": "a.py"})],
-            ]
-        ),
-        function_call_response("write_file", {"file_path": "review.md", "content": "ok\n"}),
-        function_call_response("complete_task", {"result": "a.py looks fine"}),
-        text_response("The reviewer says a.py looks fine."),
+        *review_replies(),
         function_call_response("write_todos", {"todos": SUBPLAN_TODOS}),
         function_call_response("write_todos", {"todos": []}),
         function_call_response("write_todos", {"todos": SUBPLAN_TODOS}),

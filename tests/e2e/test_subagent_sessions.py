@@ -18,6 +18,7 @@ from tests.e2e.tools_harness import EDITOR, Agent, MakeAgent, start_agent
 from tests.fakes.gemini_server import (
     FakeGeminiServer,
     HangPoint,
+    Reply,
     function_call_part,
     function_call_response,
     parts_response,
@@ -31,11 +32,14 @@ SUBAGENTS: JsonObject = {**EDITOR, "subagents": {}}
 """An editor that follows subagent sessions."""
 
 
-async def review(
-    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, caps: JsonObject
-) -> Agent:
-    """The main agent asks the reviewer; it reads, writes (asked), completes."""
-    fake_gemini.add(
+REVIEW_FILES = {"a.py": "x = 1\n", **agents({"reviewer.md": REVIEWER})}
+"""The workspace of `review_replies`: a file and the reviewer subagent."""
+
+
+def review_replies() -> list[Reply]:
+    """The model's side of a review: the main agent calls the reviewer, which says a
+    line, reads a.py, writes review.md, completes; the main agent answers."""
+    return [
         function_call_response("reviewer", {"task": "review a.py"}),
         parts_response(
             [
@@ -46,9 +50,15 @@ async def review(
         function_call_response("write_file", {"file_path": "review.md", "content": "ok\n"}),
         function_call_response("complete_task", {"result": "a.py looks fine"}),
         text_response("The reviewer says a.py looks fine."),
-    )
-    files = {"a.py": "x = 1\n", **agents({"reviewer.md": REVIEWER})}
-    agent = await start_agent(make_agent, tmp_path, fake_gemini, caps, files=files)
+    ]
+
+
+async def review(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, caps: JsonObject
+) -> Agent:
+    """The main agent asks the reviewer; it reads, writes (asked), completes."""
+    fake_gemini.add(*review_replies())
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, caps, files=REVIEW_FILES)
     assert await agent.prompt("get a.py reviewed") == {"stopReason": "end_turn"}
     return agent
 

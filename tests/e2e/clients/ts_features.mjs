@@ -8,6 +8,7 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
+import { runReported } from "./reported.mjs";
 import { checkedAgent } from "./wire_check.mjs";
 
 const [, , agentJson, workspace, reportPath, armedPath, markerPath] = process.argv;
@@ -44,8 +45,8 @@ async function until(check) {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-try {
-  await app.connectWith(stream, async (ctx) => {
+await runReported(child, report, reportPath, () => (
+  app.connectWith(stream, async (ctx) => {
     const init = await ctx.request(acp.methods.agent.initialize, {
       protocolVersion: 1,
       clientCapabilities: {
@@ -84,11 +85,5 @@ try {
     report.replayed = report.updates.slice(seen);
     const listed = await ctx.request(acp.methods.agent.session.list, { cwd: workspace });
     report.listedTitles = listed.sessions.map((s) => s.title);
-  });
-} catch (error) {
-  report.error = String(error?.stack ?? error);
-}
-child.stdin.end();
-await new Promise((resolve) => { child.on("exit", resolve); setTimeout(resolve, 5000); });
-await writeFile(reportPath, JSON.stringify(report, null, 1));
-process.exit(0);
+  })
+));

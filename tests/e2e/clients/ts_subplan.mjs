@@ -9,6 +9,7 @@
 // Usage: node ts_subplan.mjs '<agent argv as JSON>' <workspace> <report.json>
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { readFile, writeFile } from "node:fs/promises";
+import { runReported } from "./reported.mjs";
 import { checkedAgent } from "./wire_check.mjs";
 
 const [, , agentJson, workspace, reportPath] = process.argv;
@@ -36,8 +37,8 @@ function systemPrompt(mode, text) {
   return { mode, content: [{ type: "text", text }] };
 }
 
-try {
-  await app.connectWith(stream, async (ctx) => {
+await runReported(child, report, reportPath, () => (
+  app.connectWith(stream, async (ctx) => {
     const init = await ctx.request(acp.methods.agent.initialize, {
       protocolVersion: 1,
       clientCapabilities: {
@@ -74,11 +75,5 @@ try {
     });
     report.replayed = report.updates.slice(seen);
     await prompt(french.sessionId, "again");
-  });
-} catch (error) {
-  report.error = String(error?.stack ?? error);
-}
-child.stdin.end();
-await new Promise((resolve) => { child.on("exit", resolve); setTimeout(resolve, 5000); });
-await writeFile(reportPath, JSON.stringify(report, null, 1));
-process.exit(0);
+  })
+));
