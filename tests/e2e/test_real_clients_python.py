@@ -23,6 +23,7 @@ from acp.stdio import spawn_agent_process
 
 from tests.e2e.acp_client import CLEARED_ENV
 from tests.e2e.model_script import call, text
+from tests.fakes.gemini_server import FakeGeminiServer
 
 pytestmark = pytest.mark.e2e
 
@@ -386,7 +387,7 @@ def schema_problems(wire: list[Any]) -> list[str]:
 
 
 async def test_the_official_python_client_on_subagents_plans_and_system_prompts(
-    tmp_path: Path, fake_gemini_thread: Any
+    tmp_path: Path, fake_gemini_thread: FakeGeminiServer
 ) -> None:
     """The pinned SDK's client opts in to subagent sessions and plan operations and sends
     `systemPrompt` through its raw connection (its models predate them), answers the
