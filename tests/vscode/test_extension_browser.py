@@ -416,7 +416,10 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
         assert report[f"compactions{when}"] == report["compactionsLive"], report
     # Loose bounds that catch a regression without failing on a loaded CI machine.
     assert report["timings"]["open_ms"] < 15000, report["timings"]
-    assert max(diffs) < 3000, diffs
+    # The cold diff is the workbench's very first editor: 0.4-1 s alone, 3.5 s seen with
+    # another test worker beside it, so it gets the open time's loose bound; the warm one
+    # keeps 3 s (the figures themselves are printed above, targets are the bench's job).
+    assert diffs[0] < 15000 and diffs[1] < 3000, diffs
     assert render < long_turn + 2000, (render, long_turn)
 
 
