@@ -176,6 +176,7 @@ class SessionService:
             records=self.records(),
             history=history,
             client_prompt=client_prompt,
+            start_source="startup" if recorded is None else "resume",
         )
         try:
             return await self._create(spec)

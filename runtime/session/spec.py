@@ -40,7 +40,9 @@ class SessionSpec:
     kind: SessionKind = "main"
     mcp_servers: tuple[McpServerConfig, ...] = ()
     start_source: Literal["startup", "resume", "clear"] = "startup"
-    """Why the session starts (SessionStart's `source`): new, or loaded/resumed/forked."""
+    """Why the session starts (SessionStart's `source`): `startup` for a new session,
+    `resume` for one opened from its record (load, resume, fork), as Gemini CLI's
+    `--resume`; `clear` is fired by `/clear`."""
     recording: ChatRecordingService | None = None
     """Where the session is recorded (None: not recorded, as in the engine's own tests)."""
     records: RecordStore | None = None

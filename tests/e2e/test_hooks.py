@@ -85,7 +85,8 @@ async def test_lifecycle_and_agent_hooks(
                         },
                     ),
                     matcher="startup",
-                )
+                ),
+                group(hook(tmp_path, "resumed"), matcher="resume"),
             ],
             "BeforeAgent": [
                 group(
@@ -133,6 +134,12 @@ async def test_lifecycle_and_agent_hooks(
 
     assert await agent.client.request("session/close", {"sessionId": agent.session_id}) == {}
     assert [c["reason"] for c in calls(tmp_path, "end")] == ["exit"]
+
+    # loading it again is a resume, as Gemini CLI's `--resume`: only the `resume` matcher
+    await agent.client.load_session(agent.session_id, agent.workspace)
+    await wait_until(lambda: bool(calls(tmp_path, "resumed")), 30, "SessionStart on load")
+    assert [c["source"] for c in calls(tmp_path, "resumed")] == ["resume"]
+    assert [c["source"] for c in calls(tmp_path, "start")] == ["startup"]
 
 
 async def test_a_before_agent_hook_blocks_a_prompt(
