@@ -23,15 +23,12 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.cache_lock import install_lock
+from tests.debian_packages import PackageUnavailable, ensure_package
 
 PG_ROOT = Path("/usr/lib/postgresql")
-INSTALL_LOCK = Path(tempfile.gettempdir()) / "adk-acp-tests" / "postgresql-install"
 SUPERUSER = "postgres"
-
-
-class PostgresUnavailable(RuntimeError):
-    """The server binaries are missing and cannot be installed here."""
+PostgresUnavailable = PackageUnavailable
+"""Raised by `ensure_installed` when the server cannot be installed here."""
 
 
 def bin_dir() -> Path | None:
@@ -45,34 +42,7 @@ def bin_dir() -> Path | None:
 
 def ensure_installed() -> Path:
     """The server binaries, installed with apt-get first if needed (root only)."""
-    with install_lock(INSTALL_LOCK):
-        found = bin_dir()
-        if found is not None:
-            return found
-        if os.geteuid() != 0:
-            raise PostgresUnavailable(
-                "the PostgreSQL tests need Debian's server binaries (initdb, pg_ctl): "
-                "run `sudo apt-get install postgresql`, or run the tests as root to have "
-                "them installed"
-            )
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        steps = (
-            ["apt-get", "update", "-q"],
-            ["apt-get", "install", "-y", "-q", "--no-install-recommends", "postgresql"],
-        )
-        for step in steps:
-            done = subprocess.run(
-                step, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True
-            )
-            if done.returncode != 0:
-                raise PostgresUnavailable(
-                    f"installing PostgreSQL failed ({' '.join(step)}, exit {done.returncode}):\n"
-                    f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-                )
-        found = bin_dir()
-        if found is None:
-            raise PostgresUnavailable("apt-get installed postgresql but no initdb was found")
-        return found
+    return ensure_package("postgresql", bin_dir, "Debian's PostgreSQL server (initdb, pg_ctl)")
 
 
 def _free_port() -> int:
