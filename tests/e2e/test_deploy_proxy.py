@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,19 +40,14 @@ from tests.fakes.gemini_server import (
     text_response,
 )
 from tests.pg_cluster import Cluster
+from tests.pg_cluster import _free_port as free_port
 
 # The stack (PostgreSQL, two serves, nginx) starts once; its tests drive turns through it.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKENS = [f"deploy-test-token-{n:02d}-0123456789abcdef" for n in range(16)]
-"""The token file's tokens; the first is the clients'. Many, to see both instances used."""
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+"""The token file's tokens (the clients use the first two); many, to see both instances used."""
 
 
 @dataclass
@@ -84,9 +79,9 @@ class Process:
     def log(self) -> str:
         return self.output.decode("utf-8", "replace")
 
-    def wait_for(self, ready: object, what: str, timeout: float = 120) -> None:
+    def wait_for(self, ready: Callable[[], bool], what: str, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
-        while not ready:
+        while not ready():
             if self.popen.poll() is not None:
                 raise AssertionError(f"{what} exited {self.popen.returncode}: {self.log()}")
             if time.monotonic() > deadline:
@@ -125,18 +120,10 @@ def start_instance(home: Path, base_url: str, tokens: Path, store: str) -> Proce
 
 def port_of(instance: Process) -> int:
     """Once `instance` says where it listens: its port."""
-    instance.wait_for(_Ready(instance), "adk-acp serve")
+    instance.wait_for(lambda: READY.search(instance.output) is not None, "adk-acp serve")
     match = READY.search(instance.output)
     assert match is not None
     return int(match.group(2))
-
-
-class _Ready:
-    def __init__(self, process: Process) -> None:
-        self.process = process
-
-    def __bool__(self) -> bool:
-        return READY.search(self.process.output) is not None
 
 
 def nginx_binary() -> Path:
@@ -165,7 +152,7 @@ def certificate(folder: Path) -> Path:
 def start_nginx(folder: Path, upstreams: list[int]) -> tuple[Process, int]:
     """nginx in the foreground with the compose template in an http block of its own
     (test-only: paths under `folder`, an access log naming the upstream of each request)."""
-    port = _free_port()
+    port = free_port()
     site = render_nginx(
         {
             "ACP_LISTEN": f"127.0.0.1:{port}",
@@ -199,17 +186,13 @@ def start_nginx(folder: Path, upstreams: list[int]) -> tuple[Process, int]:
         [str(nginx), "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(conf)],
         dict(os.environ), folder,
     )  # fmt: skip
-    process.wait_for(_Listening(port), "nginx")
+    process.wait_for(lambda: _listening(port), "nginx")
     return process, port
 
 
-class _Listening:
-    def __init__(self, port: int) -> None:
-        self.port = port
-
-    def __bool__(self) -> bool:
-        with socket.socket() as probe:
-            return probe.connect_ex(("127.0.0.1", self.port)) == 0
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 @dataclass
@@ -219,8 +202,6 @@ class Stack:
     cert: Path
     port: int
     workspace: Path
-    tokens: Path
-    instances: list[Process]
     upstreams: list[int]
 
     @property
@@ -256,7 +237,7 @@ def stack(postgres_cluster: Cluster) -> Iterator[Stack]:
             ports = [port_of(instance) for instance in instances]
             proxy, port = start_nginx(folder, ports)
             instances.append(proxy)
-            yield Stack(folder, fake, cert, port, workspace, tokens, instances[:2], ports)
+            yield Stack(folder, fake, cert, port, workspace, ports)
     finally:
         for process in instances:  # all at once, then each waited for
             process.popen.send_signal(signal.SIGTERM)
@@ -301,13 +282,13 @@ async def test_official_clients_through_the_proxy_stream_and_resume(
 
     # WebSocket: a streamed answer, then the connection dropped mid-turn and the session
     # resumed over Streamable HTTP, its question asked and answered on the SSE stream
-    streaming, hang = HangPoint(), HangPoint()
+    streaming, hang, sse = HangPoint(), HangPoint(), HangPoint()
     fake.add(
         text_response(["Streamed ", "through ", "nginx"]).hang_after(1, streaming),
         function_call_response(
             "write_file", {"file_path": str(ws / "b.txt"), "content": "two\n"}, text="Writing "
         ).hang_after(0, hang),
-        text_response("Done after the reconnect."),
+        text_response(["Done ", "after the reconnect."]).hang_after(1, sse),
     )
     first = await RemoteAcp.websocket(stack.wss, token)
     await first.initialize()
@@ -333,6 +314,9 @@ async def test_official_clients_through_the_proxy_stream_and_resume(
         asked = await asyncio.wait_for(second.asked.get(), 60)
         assert "Writing " in second.text_of(session_id)  # missed while no client was there
         await second.answer(asked, _allow(asked))
+        # SSE unbuffered too: the first chunk arrives while the model holds the rest
+        await second.wait_until(lambda: second.text_of(session_id).endswith("Done "))
+        sse.release()
         await second.wait_until(lambda: "Done after the reconnect." in second.text_of(session_id))
     finally:
         await second.close()
