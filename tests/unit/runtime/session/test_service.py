@@ -67,6 +67,7 @@ async def test_open_records_a_new_session_and_hands_the_factory_its_spec(
     assert (spec.session_id, spec.config.workspace, spec.history) == ("s1", box["work"], ())
     assert spec.recording is not None and spec.auth is not None and spec.auth.kind == "fake"
     assert service.store().find("s1") == spec.recording.path
+    assert spec.start_source == "startup"  # SessionStart's source
 
 
 async def test_reopen_restores_the_recorded_history_mode_and_model(box: dict[str, Any]) -> None:
@@ -78,6 +79,7 @@ async def test_reopen_restores_the_recorded_history_mode_and_model(box: dict[str
     built, record = await service.reopen("s1", _request(box))
     spec = built.spec
     assert [m["id"] for m in spec.history] == ["u1"] == [m["id"] for m in record.messages]
+    assert spec.start_source == "resume"  # SessionStart's source, as Gemini CLI's --resume
     assert (spec.config.approval_mode, spec.config.model) == ("autoEdit", "gemini-2.5-flash")
 
 
