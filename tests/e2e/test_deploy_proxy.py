@@ -139,8 +139,9 @@ def certificate(folder: Path) -> Path:
     where the template finds them; returns the certificate for the clients to trust."""
     tls = folder / "tls"
     tls.mkdir()
+    openssl = ensure_package("openssl", lambda: shutil.which("openssl"), "the openssl command")
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
          "-nodes", "-days", "2", "-subj", "/CN=adk-acp test proxy",
          "-addext", "subjectAltName=IP:127.0.0.1",
          "-keyout", str(tls / "privkey.pem"), "-out", str(tls / "fullchain.pem")],
