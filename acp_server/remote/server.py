@@ -208,6 +208,10 @@ def run(args: argparse.Namespace, flags: Any) -> int:
     except KeyboardInterrupt:
         return 130
     finally:
+        # The loop's handlers are gone now: a repeated stop request must not cut the
+        # clean-up (and the interpreter's exit) short.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
         from runtime.processes import kill_all
 
         kill_all()

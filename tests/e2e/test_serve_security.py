@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -236,3 +237,17 @@ async def test_help_names_the_serve_and_connect_options(tmp_path: Path) -> None:
         out, _ = await asyncio.wait_for(process.communicate(), 60)
         assert process.returncode == 0
         assert all(flag in out.decode() for flag in flags), out.decode()
+
+
+async def test_repeated_stop_requests_do_not_cut_the_shutdown_short(tmp_path: Path) -> None:
+    """An operator (or a supervisor) sending SIGTERM again while the server winds down
+    gets a clean exit, not a kill that skips closing the sessions."""
+    served = await start_serve(tmp_path / "home", NO_MODEL)
+    async with remote("ws", served) as client:
+        await client.new_session(tmp_path)
+    for _ in range(100):  # one request every 50 ms until it has gone
+        if served.process.returncode is not None:
+            break
+        served.process.send_signal(signal.SIGTERM)
+        await asyncio.sleep(0.05)
+    assert await asyncio.wait_for(served.process.wait(), 30) == 0, served.log()
