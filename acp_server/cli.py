@@ -370,7 +370,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     flags = _flags(args)
     threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
-    early = _while_loading(reader, output, loader, flags, answer_new=init_params is not None)
+    from acp_server.capabilities import PROTOCOL_VERSION, negotiated_version
+
+    v1 = init_params is not None and negotiated_version(init_params) == PROTOCOL_VERSION
+    early = _while_loading(reader, output, loader, flags, answer_new=v1)  # v2: the dialect's
 
     from acp_server.serve import serve
 
