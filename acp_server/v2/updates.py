@@ -50,9 +50,17 @@ def config_options_v2(options: Any) -> Any:
 
 
 def commands_v2(commands: Any) -> Any:
+    """v1 commands typed `command`, their input typed `text`."""
     if not isinstance(commands, list):
         return commands
-    return [{"type": "command", **c} if isinstance(c, dict) else c for c in commands]
+    return [_command(c) if isinstance(c, dict) else c for c in commands]
+
+
+def _command(command: dict[str, Any]) -> dict[str, Any]:
+    shown = {"type": "command", **command}
+    if isinstance(command.get("input"), dict):
+        shown["input"] = {"type": "text", **command["input"]}
+    return shown
 
 
 def git_patch(path: str, old: str | None, new: str) -> str:
