@@ -82,13 +82,19 @@ await runReported(child, report, reportPath, () => (
     session.dispose();
     const listed = await ctx.request(acp.methods.agent.session.list, { cwd: workspace });
     report.listed = listed.sessions.map((s) => s.sessionId);
+    // the state snapshot ends each replay (handled after the answer resolves, at times)
+    const snapshot = () => seen((u) => u.sessionUpdate === "state_update" && u.state === "idle");
     let mark = report.updates.length;
+    let replayed = snapshot();
     await ctx.request(acp.methods.agent.session.resume,
       { sessionId, cwd: workspace, replayFrom: { type: "start" } });
+    await replayed;
     report.replayed = report.updates.slice(mark);
     mark = report.updates.length;
+    replayed = snapshot();
     report.cursor = await outcome(ctx.request(acp.methods.agent.session.resume,
       { sessionId, cwd: workspace, replayFrom: { type: "_adkAcp/cursor", cursor: 0 } }));
+    if (report.cursor.ok) await replayed;
     report.cursorReplayed = report.updates.slice(mark);
     report.close = await outcome(ctx.request(acp.methods.agent.session.close, { sessionId }));
   })
