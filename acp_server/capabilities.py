@@ -100,7 +100,10 @@ def initialize_result(params: Any) -> dict[str, Any]:
     if version >= V2_PROTOCOL_VERSION:
         from acp_server.v2.capabilities import initialize_result_v2
 
-        return initialize_result_v2(params)
+        v2_caps = params.get("capabilities")
+        if v2_caps is not None and not isinstance(v2_caps, dict):
+            raise InitializeParamsError("capabilities must be an object")
+        return initialize_result_v2()
     caps = params.get("clientCapabilities")
     if caps is not None and not isinstance(caps, dict):
         raise InitializeParamsError("clientCapabilities must be an object")

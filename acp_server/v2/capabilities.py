@@ -26,12 +26,8 @@ def agent_capabilities_v2() -> dict[str, Any]:
     }
 
 
-def initialize_result_v2(params: dict[str, Any]) -> dict[str, Any]:
-    from acp_server.capabilities import InitializeParamsError
-
-    caps = params.get("capabilities")
-    if caps is not None and not isinstance(caps, dict):
-        raise InitializeParamsError("capabilities must be an object")
+def initialize_result_v2() -> dict[str, Any]:
+    """The answer to a well-formed v2 `initialize` (checked by `acp_server.capabilities`)."""
     return {
         "protocolVersion": VERSION,
         "info": {"name": "adk-acp", "title": "ADK ACP agent (Gemini)", "version": __version__},
