@@ -283,6 +283,14 @@ def _headless(argv: list[str]) -> NoReturn:
     _exit_now(code)
 
 
+def _v1_client(init_params: dict[str, Any] | None) -> bool:
+    """Initialized in ACP v1, whose `session/new` may be answered early (a v2 client's is
+    the v2 dialect's)."""
+    from acp_server.capabilities import PROTOCOL_VERSION, negotiated_version
+
+    return init_params is not None and negotiated_version(init_params) == PROTOCOL_VERSION
+
+
 def _while_loading(
     reader: StdinReader, output: Output, loader: threading.Thread, flags: Any, answer_new: bool
 ) -> Any:
@@ -370,10 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     flags = _flags(args)
     threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
-    from acp_server.capabilities import PROTOCOL_VERSION, negotiated_version
-
-    v1 = init_params is not None and negotiated_version(init_params) == PROTOCOL_VERSION
-    early = _while_loading(reader, output, loader, flags, answer_new=v1)  # v2: the dialect's
+    early = _while_loading(reader, output, loader, flags, answer_new=_v1_client(init_params))
 
     from acp_server.serve import serve
 

@@ -5,7 +5,7 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
-import { turn } from "./turn.mjs";
+import { allowOnce, turn } from "./turn.mjs";
 import { checkedAgent } from "./wire_check.mjs";
 
 const [, , agentJson, workspace, reportPath] = process.argv;
@@ -19,8 +19,7 @@ let terminalStarted = null;
 const app = acp.client({ name: "adk-acp-ts-test" })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
     report.permissions.push(params);
-    const allow = params.options.find((o) => o.kind === "allow_once");
-    return { outcome: { outcome: "selected", optionId: allow.optionId } };
+    return allowOnce(params);
   })
   .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
     report.reads.push(params.path);

@@ -5,7 +5,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { writeFile } from "node:fs/promises";
-import { turn } from "./turn.mjs";
+import { allowOnce, turn } from "./turn.mjs";
 
 const [, , kind, url, token, workspace, reportPath] = process.argv;
 const headers = token === "-" ? {} : { Authorization: `Bearer ${token}` };
@@ -17,8 +17,7 @@ const report = { stops: [], texts: [], permissions: 0, loadSession: null };
 const app = acp.client({ name: "adk-acp-ts-remote-test" })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
     report.permissions += 1;
-    const allow = params.options.find((o) => o.kind === "allow_once");
-    return { outcome: { outcome: "selected", optionId: allow.optionId } };
+    return allowOnce(params);
   });
 
 try {

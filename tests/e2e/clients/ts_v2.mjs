@@ -13,7 +13,7 @@ import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { runReported } from "./reported.mjs";
-import { turn } from "./turn.mjs";
+import { allowOnce, turn } from "./turn.mjs";
 import { checkedAgent, checkedStream } from "./wire_check.mjs";
 
 const [, , target, workspace, reportPath, kind = "stdio", token = "-", sessionFile, attachedFile] =
@@ -39,8 +39,7 @@ function seen(check) {
 const app = acp.client({ name: "adk-acp-ts-v2" })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
     report.permissions.push(params);
-    const allow = params.options.find((o) => o.kind === "allow_once");
-    return { outcome: { outcome: "selected", optionId: allow.optionId } };
+    return allowOnce(params);
   })
   .onNotification(acp.methods.client.session.update, async ({ params }) => {
     report.updates.push(params.update);

@@ -18,3 +18,9 @@ export async function turn(session, text, report) {
   report.texts.push(said);
   return response;
 }
+
+// A permission request answered by a client that allows once.
+export function allowOnce(params) {
+  const allow = params.options.find((o) => o.kind === "allow_once");
+  return { outcome: { outcome: "selected", optionId: allow.optionId } };
+}
