@@ -126,15 +126,21 @@ def schema_path(clients_root: Path, *, stable: bool = False, version: str = "v1"
 
 
 def trace_problems(trace: Path, schema: OfficialSchema) -> tuple[int, list[str]]:
-    """Every message of an agent's protocol trace (`--trace-file`: `in` from the client,
-    `out` from the agent) checked against `schema`: how many, and the problems of both
-    sides (the agent's, then the client's)."""
+    """`traffic_problems` of an agent's protocol trace (`--trace-file`)."""
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    return traffic_problems([json.loads(line) for line in lines], schema)
+
+
+def traffic_problems(
+    entries: list[dict[str, Any]], schema: OfficialSchema
+) -> tuple[int, list[str]]:
+    """Every message of a connection (`{"dir": "in" (from the client) or "out", "msg"}`, as
+    the protocol trace and the node clients' `report.wire` hold them) checked against
+    `schema`: how many, and the problems of both sides (the agent's, then the client's)."""
     check = TrafficCheck(schema)
     asked: dict[Any, str] = {}  # the client's request id -> method
     problems: list[str] = []
-    lines = trace.read_text(encoding="utf-8").splitlines()
-    for line in lines:
-        entry = json.loads(line)
+    for entry in entries:
         message = entry["msg"]
         if entry["dir"] == "in":
             if isinstance(message.get("method"), str) and "id" in message:
@@ -144,7 +150,7 @@ def trace_problems(trace: Path, schema: OfficialSchema) -> tuple[int, list[str]]
         our_method = None if "method" in message else asked.pop(message.get("id"), None)
         if problem := check.agent_message(message, our_method):
             problems.append(problem)
-    return len(lines), problems + check.client_problems
+    return len(entries), problems + check.client_problems
 
 
 class TrafficCheck:

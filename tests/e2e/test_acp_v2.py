@@ -17,7 +17,7 @@ import pytest
 
 from tests.e2e.model_script import call, text
 from tests.e2e.node_clients import client_script, node_clients
-from tests.e2e.official_schema import official_schema, trace_problems
+from tests.e2e.official_schema import official_schema, trace_problems, traffic_problems
 from tests.e2e.remote_client import RemoteAcp, start_serve
 from tests.e2e.test_real_clients_node import _setting, run_ts_client
 from tests.fakes.gemini_server import FakeGeminiServer, reply_from_fake_response
@@ -49,6 +49,10 @@ def check_v2_client(report: dict[str, Any], workspace: Path) -> None:
     assert report.get("error") is None, report.get("error")
     assert report["invalid"] == []  # every message, both ways, valid against schema/v2
     assert report["lines"]["agent"] > 20 and report["lines"]["client"] > 8
+    schema = official_schema("v2")
+    assert schema is not None
+    count, problems = traffic_problems(report["wire"], schema)  # each by its method and side
+    assert problems == [] and count == report["lines"]["agent"] + report["lines"]["client"]
     assert report["init"]["protocolVersion"] == 2
     assert report["init"]["capabilities"]["session"]["delete"] == {}
     assert report["stops"] == ["end_turn", "end_turn", "end_turn", "cancelled"]

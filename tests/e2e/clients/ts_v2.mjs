@@ -2,7 +2,8 @@
 // `experimental/v2`) driving a real agent over stdio or `adk-acp serve` (ws, http):
 // initialize asking for 2, a session, turns (text, a write asked for, a plan, a command
 // cancelled while it runs), the list, a resume replaying from the start and one from a hub
-// cursor, the close. Every message, both ways, is checked against schema/v2/schema.json.
+// cursor, the close. Every message, both ways, is checked against schema/v2/schema.json
+// (and kept in `report.wire` for the per-method check on the Python side).
 // Usage: node ts_v2.mjs <agent argv as JSON | url> <workspace> <report.json>
 //        [<stdio|ws|http> <token or -> <session id file> <attached file>]
 // With the last two, the session's id is written to the first, and the turns wait until
@@ -18,7 +19,7 @@ import { checkedAgent, checkedStream } from "./wire_check.mjs";
 
 const [, , target, workspace, reportPath, kind = "stdio", token = "-", sessionFile, attachedFile] =
   process.argv;
-const report = { stops: [], texts: [], messageIds: [], permissions: [], updates: [] };
+const report = { stops: [], texts: [], messageIds: [], permissions: [], updates: [], wire: [] };
 let child = null;
 let stream;
 if (kind === "stdio") {

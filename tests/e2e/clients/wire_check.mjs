@@ -1,8 +1,10 @@
 // The agent process of a test client, with every line on the wire checked, both ways,
 // against the SDK's JSON schema (`schema.json`, or `schema.unstable.json` for a client of
 // the unstable entry point; of `schema/v1`, or `schema/v2` for a v2 client). Problems go to
-// `report.invalid`, line counts to `report.lines`. `checkedStream` does the same for a
-// stream of messages (the remote transports' clients).
+// `report.invalid`, line counts to `report.lines`, and, when the report has a `wire` list,
+// every message to it (`{dir: "in" (to the agent) | "out", msg}`, for the Python-side check
+// of `tests/e2e/official_schema.py`). `checkedStream` does the same for a stream of
+// messages (the remote transports' clients).
 import { ndJsonStream } from "@agentclientprotocol/sdk";
 import Ajv2020 from "ajv/dist/2020.js";
 import { spawn } from "node:child_process";
@@ -28,6 +30,7 @@ async function checks(report, schemaFile, version) {
 
 function note(report, side, check, ajv, message, line) {
   report.lines[side] += 1;
+  report.wire?.push({ dir: side === "client" ? "in" : "out", msg: message });
   if (!check(message)) {
     report.invalid.push({ side, line: line.slice(0, 300), error: ajv.errorsText(check.errors) });
   }
