@@ -3,7 +3,10 @@ client (`tests/e2e/clients/ts_v2.mjs`) drives a real `adk-acp` over stdio and ov
 `adk-acp serve` (WebSocket), every message both ways checked against the official
 `schema/v2` (by the client, and on stdio by `official_schema.trace_problems` on the
 agent's protocol trace); on `serve`, a v1 client attached to the same session at once
-sees the same turns in v1's shapes, checked against `schema/v1`."""
+sees the same turns in v1's shapes, checked against `schema/v1`.
+
+Long because each test is a whole v2 session (four turns, a cancel, two replays, a close)
+through one agent process and one node client: the cheapest way through every v2 part."""
 
 from __future__ import annotations
 
