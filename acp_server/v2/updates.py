@@ -11,6 +11,7 @@ sessions send (`acp_server.updates`): one `V2Updates` per v2 connection.
 - `available_commands_update` entries are typed `command`; config options name their
   id `configId`; `current_mode_update` is not sent (v2 has no modes: the mode is a
   config option);
+- a notice (v1: agent text marked `_meta.adkAcp.notice`) is v2's `notice`;
 - `session/request_permission` carries a `title` and its tool call as a `subject`.
 """
 
@@ -120,6 +121,8 @@ class V2Updates:
             if kind == "user_message":
                 self._runs.pop(session_id, None)
             return update
+        if kind == "agent_message_chunk" and (notice := _notice(update)) is not None:
+            return notice
         if kind in _CHUNK_KINDS:
             return {**update, "messageId": self._message_id(session_id, _CHUNK_KINDS[kind])}
         self._runs.pop(session_id, None)
@@ -140,6 +143,21 @@ class V2Updates:
             run = (kind, new_message_id())
             self._runs[session_id] = run
         return run[1]
+
+
+def _notice(update: dict[str, Any]) -> dict[str, Any] | None:
+    """A notice v1 sends as marked agent text (`updates.notice_meta`) as v2's `notice`: its
+    first line the title; the whole text stays in `_meta`."""
+    meta = update.get("_meta")
+    ours = meta.get("adkAcp") if isinstance(meta, dict) else None
+    notice = ours.get("notice") if isinstance(ours, dict) else None
+    if not isinstance(notice, dict) or not str(notice.get("text", "")).strip():
+        return None
+    title = str(notice["text"]).strip().partition("\n")[0].strip()
+    severity = (
+        notice.get("level") if notice.get("level") in ("info", "warning", "error") else "info"
+    )
+    return {"sessionUpdate": "notice", "severity": severity, "title": title, "_meta": meta}
 
 
 def permission_request_v2(params: dict[str, Any]) -> dict[str, Any]:

@@ -43,6 +43,13 @@ def model_lines(workspace: Path, *after: str) -> list[str]:
     ]
 
 
+def with_a_bad_setting(workspace: Path) -> None:
+    """A wrongly typed setting: told as a notice at the first prompt."""
+    (workspace / ".gemini").mkdir()
+    settings = {"model": {"maxSessionTurns": "x"}}
+    (workspace / ".gemini" / "settings.json").write_text(json.dumps(settings))
+
+
 def kinds(updates: list[dict[str, Any]]) -> set[str]:
     return {u["sessionUpdate"] for u in updates}
 
@@ -59,7 +66,9 @@ def check_v2_client(report: dict[str, Any], workspace: Path) -> None:
     assert report["init"]["protocolVersion"] == 2
     assert report["init"]["capabilities"]["session"]["delete"] == {}
     assert report["stops"] == ["end_turn", "end_turn", "end_turn", "cancelled"]
-    assert report["texts"][:3] == ["Hello v2", "Wrote it.", "Planned."]
+    assert report["texts"][:3] == ["Hello v2", "Wrote it.", "Planned."]  # no notice text in it
+    notices = [u for u in report["updates"] if u["sessionUpdate"] == "notice"]
+    assert notices[0]["title"].startswith("Some settings were ignored")
     # the prompt's answer is the inserted message's id, echoed as a user_message
     inserted = [u for u in report["updates"] if u["sessionUpdate"] == "user_message"]
     assert [u["messageId"] for u in inserted][:3] == report["messageIds"]
@@ -98,6 +107,7 @@ def check_v2_client(report: dict[str, Any], workspace: Path) -> None:
 def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
     clients = node_clients()
     _, workspace, env = _setting(tmp_path)
+    with_a_bad_setting(workspace)
     script = tmp_path / "model.jsonl"
     script.write_text("\n".join(model_lines(workspace)) + "\n")
     trace = tmp_path / "trace.jsonl"
@@ -122,6 +132,7 @@ async def test_a_v1_and_a_v2_client_on_one_serve_instance(
     clients = node_clients()
     ws = (tmp_path / "ws").resolve()
     ws.mkdir()
+    with_a_bad_setting(ws)
     for line in model_lines(ws, text("v1 hello")):
         fake_gemini.add(reply_from_fake_response(json.loads(line)))
     served = await start_serve(tmp_path / "home", fake_gemini.base_url, "--insecure-loopback")
@@ -137,7 +148,7 @@ async def test_a_v1_and_a_v2_client_on_one_serve_instance(
     check_v2_client(report, ws)
     assert report["cursor"] == {"ok": True}  # the hub's numbered updates, replayed
     assert "tool_call_update" in kinds(report["cursorReplayed"])
-    assert answer["stopReason"] == "end_turn" and v1.text_of(own) == "v1 hello"
+    assert answer["stopReason"] == "end_turn" and v1.text_of(own).endswith("v1 hello")
     assert v1.violations == []  # every message to the v1 client valid against schema/v1
     shared = v1.updates(report["sessionId"])
     assert {"tool_call", "plan", "agent_message_chunk"} <= kinds(shared)

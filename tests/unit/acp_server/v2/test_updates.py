@@ -130,3 +130,21 @@ def test_v2_openings_become_v1_params() -> None:
         {"type": "http", "name": "h"},
     ]
     assert _opening({"cwd": "/w"})["mcpServers"] == []
+
+
+def test_a_notice_is_a_notice_and_does_not_split_the_answer() -> None:
+    updates = V2Updates()
+    first = updates.update("s", chunk("agent_message_chunk", "a"))
+    marked = {
+        **chunk("agent_message_chunk", "**Retrying**"),
+        "_meta": {"adkAcp": {"notice": {"level": "warning", "text": "Retrying\nin 2 s"}}},
+    }
+    notice = updates.update("s", marked)
+    after = updates.update("s", chunk("agent_message_chunk", "b"))
+    assert notice is not None and first is not None and after is not None
+    assert (notice["sessionUpdate"], notice["severity"], notice["title"]) == (
+        "notice",
+        "warning",
+        "Retrying",
+    )
+    assert after["messageId"] == first["messageId"]
