@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROTOCOL_VERSION = 1
+V2_PROTOCOL_VERSION = 2
+"""ACP v2 (preview), spoken to a client that asks for it (`acp_server/v2/`)."""
 
 AUTH_METHODS: list[dict[str, Any]] = [
     {
@@ -78,13 +80,30 @@ def agent_capabilities() -> dict[str, Any]:
     }
 
 
+def negotiated_version(params: Any) -> int:
+    """The version an initialize with `params` is answered with: 2 to a client asking for
+    2 or more (our highest at or below its own), 1 to any other."""
+    version = params.get("protocolVersion") if isinstance(params, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version >= 2:
+        return V2_PROTOCOL_VERSION
+    return PROTOCOL_VERSION
+
+
 def initialize_result(params: Any) -> dict[str, Any]:
-    """The initialize answer. Version negotiation: we speak 1; we answer 1 to any request."""
+    """The initialize answer. Version negotiation: 1 to any request below 2; 2 (ACP v2,
+    `acp_server/v2/capabilities.py`) to a request for 2 or more."""
     if not isinstance(params, dict):
         raise InitializeParamsError("initialize expects an object with protocolVersion")
     version = params.get("protocolVersion")
     if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= 65535:
-        raise InitializeParamsError("protocolVersion must be an integer (this agent speaks 1)")
+        raise InitializeParamsError("protocolVersion must be an integer (this agent speaks 1, 2)")
+    if version >= V2_PROTOCOL_VERSION:
+        from acp_server.v2.capabilities import initialize_result_v2
+
+        v2_caps = params.get("capabilities")
+        if v2_caps is not None and not isinstance(v2_caps, dict):
+            raise InitializeParamsError("capabilities must be an object")
+        return initialize_result_v2()
     caps = params.get("clientCapabilities")
     if caps is not None and not isinstance(caps, dict):
         raise InitializeParamsError("clientCapabilities must be an object")

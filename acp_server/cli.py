@@ -283,6 +283,14 @@ def _headless(argv: list[str]) -> NoReturn:
     _exit_now(code)
 
 
+def _v1_client(init_params: dict[str, Any] | None) -> bool:
+    """Initialized in ACP v1, whose `session/new` may be answered early (a v2 client's is
+    the v2 dialect's)."""
+    from acp_server.capabilities import PROTOCOL_VERSION, negotiated_version
+
+    return init_params is not None and negotiated_version(init_params) == PROTOCOL_VERSION
+
+
 def _while_loading(
     reader: StdinReader, output: Output, loader: threading.Thread, flags: Any, answer_new: bool
 ) -> Any:
@@ -370,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     flags = _flags(args)
     threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
-    early = _while_loading(reader, output, loader, flags, answer_new=init_params is not None)
+    early = _while_loading(reader, output, loader, flags, answer_new=_v1_client(init_params))
 
     from acp_server.serve import serve
 

@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from acp_server.early import EarlySession
+from acp_server.handlers.initialize import choose_dialect
 from acp_server.handlers.sessions import open_early
 from acp_server.server import ServerOptions, serve_on
 from acp_server.stdio import Output, StdinReader
@@ -31,6 +32,7 @@ async def _serve(
     state = serve_on(conn, ServerOptions(flags=flags))
     if init_params is not None:
         state.mark_initialized(init_params)
+        choose_dialect(state, init_params)
     if early is not None:  # answered already: build it before any later line is handled
         await open_early(state, early)
     eof = asyncio.Event()

@@ -115,6 +115,11 @@ class AcpSession:
         for update in mapper.map(event):
             self.conn.notify("session/update", {"sessionId": child_id, "update": update})
 
+    @property
+    def busy(self) -> bool:
+        """A turn is running (ACP v2's `running` state)."""
+        return self._prompting
+
     def send_update(self, update: Any) -> None:
         self.conn.notify("session/update", {"sessionId": self.id, "update": update})
 

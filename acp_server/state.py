@@ -41,6 +41,9 @@ class ServerOptions:
 class ServerState:
     """Client capabilities, the auth choice, the live sessions and the session service."""
 
+    replay_cursors = False
+    """Whether sessions keep numbered updates to replay from a cursor (the hub's do)."""
+
     def __init__(
         self,
         conn: JsonRpcConnection,

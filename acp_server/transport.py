@@ -36,6 +36,7 @@ from acp_server.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     PARSE_ERROR,
     AcpError,
     from_runtime,
@@ -58,6 +59,22 @@ class ClientLink(Protocol):
     def notify(self, method: str, params: Any) -> None: ...
 
     async def request(self, method: str, params: Any) -> Any: ...
+
+
+Handler = Callable[[Any], Awaitable[Any]]
+
+
+class Dialect(Protocol):
+    """Another protocol version than v1, chosen at `initialize` (`acp_server.v2`): which
+    handler answers a method (`None`: not served in it), and the shapes of what we send."""
+
+    def method(
+        self, name: str, params_model: type[BaseModel] | None, fn: Handler
+    ) -> tuple[type[BaseModel] | None, Handler] | None: ...
+
+    def notify(self, method: str, params: Any) -> None: ...
+
+    async def request(self, method: str, params: Any, msg_id: str | None) -> Any: ...
 
 
 class AcpRpcProtocol(JsonRPCProtocol):
@@ -168,6 +185,10 @@ class JsonRpcConnection:
         self.protocol: AcpRpcProtocol = self.server.protocol  # type: ignore[assignment]
         self.protocol.set_writer(output, include_headers=False)
         self._output = output
+        self.dialect: Dialect | None = None
+        """Set at `initialize` when the client speaks another version than v1."""
+        self.methods: dict[str, tuple[type[BaseModel] | None, Handler]] = {}
+        """What `register` installed: a dialect's handlers may call v1's."""
 
     # ------------------------------------------------------------ incoming lines
 
@@ -271,10 +292,19 @@ class JsonRpcConnection:
     ) -> None:
         """Register `fn` for `method`; `fn` gets the validated model (or the raw params)."""
 
+        self.methods[method] = (params_model, fn)
+
         async def handler(params: Any) -> Any:
-            if params_model is not None:
+            model: type[BaseModel] | None = params_model
+            call = fn
+            if self.dialect is not None:
+                served = self.dialect.method(method, params_model, fn)
+                if served is None:
+                    raise _error(METHOD_NOT_FOUND, f"Method not found: {method}")
+                model, call = served
+            if model is not None:
                 try:
-                    parsed: Any = params_model.model_validate(params if params is not None else {})
+                    parsed: Any = model.model_validate(params if params is not None else {})
                 except ValidationError as exc:
                     raise _error(
                         INVALID_PARAMS,
@@ -284,7 +314,7 @@ class JsonRpcConnection:
             else:
                 parsed = params
             try:
-                return dump(await fn(parsed))
+                return dump(await call(parsed))
             except AcpError as exc:
                 raise _error(exc.code, exc.message, exc.data) from exc
             except RuntimeAgentError as exc:
@@ -318,11 +348,16 @@ class JsonRpcConnection:
     # ------------------------------------------------------------ outgoing
 
     def notify(self, method: str, params: Any) -> None:
+        if self.dialect is not None:
+            self.dialect.notify(method, dump(params))
+            return
         self.protocol.notify(method, dump(params))
 
     async def request(self, method: str, params: Any, msg_id: str | None = None) -> Any:
         """Send a request to the client and wait for its result (raises JsonRpcException).
         `msg_id` names the request, for a later `$/cancel_request`."""
+        if self.dialect is not None:
+            return await self.dialect.request(method, dump(params), msg_id)
         return await self.protocol.send_request_async(method, dump(params), msg_id=msg_id)
 
 

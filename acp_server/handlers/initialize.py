@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from acp_server import schema
-from acp_server.capabilities import AUTH_METHODS, LOGIN_METHOD, initialize_result
+from acp_server.capabilities import (
+    AUTH_METHODS,
+    LOGIN_METHOD,
+    V2_PROTOCOL_VERSION,
+    initialize_result,
+    negotiated_version,
+)
 from acp_server.errors import invalid_params
 from runtime.config import resolve_auth
 from runtime.session import AuthChoice
@@ -72,7 +78,20 @@ async def initialize(state: ServerState, params: InitializeParams) -> dict[str, 
     raw = params.raw()
     result = initialize_result(raw)
     state.mark_initialized(raw)
+    choose_dialect(state, raw)
     return result
+
+
+def choose_dialect(state: ServerState, params: dict[str, Any]) -> None:
+    """The version the client asked for: v1 as it always was, or ACP v2 (`acp_server.v2`),
+    translated at this connection's edge."""
+    if negotiated_version(params) < V2_PROTOCOL_VERSION:
+        state.conn.dialect = None
+        return
+    from acp_server.v2.dialect import CLIENT_CAPABILITIES, V2Dialect
+
+    state.client_capabilities = dict(CLIENT_CAPABILITIES)
+    state.conn.dialect = V2Dialect(state)
 
 
 async def authenticate(

@@ -128,6 +128,8 @@ class HubSessions(MutableMapping[str, AcpSession]):
 class RemoteState(ServerState):
     """One remote client's `ServerState`: the hub's sessions, its grant's roots."""
 
+    replay_cursors = True
+
     def __init__(self, conn: JsonRpcConnection, hub: SessionHub, grant: Grant) -> None:
         super().__init__(conn, hub.options, hub.service)
         self.remote_conn = conn

@@ -21,7 +21,7 @@ import pytest
 from tests.cache_lock import install_lock
 
 SOURCE = Path(__file__).parent / "clients"
-FILES = ("package.json", "package-lock.json", "ts_client.mjs", "wire_check.mjs")
+FILES = ("package.json", "package-lock.json", "ts_client.mjs", "wire_check.mjs", "turn.mjs")
 SCRIPT_MODULES = ("reported.mjs",)
 """Modules that `client_script` scripts import, outside the install's digest."""
 

@@ -105,9 +105,10 @@ def _explain(document: dict[str, Any], value: Any) -> str:
 
 
 @functools.cache
-def official_schema() -> OfficialSchema | None:
-    """The unstable v1 schema (stable and unstable parts) from the installed SDK package,
-    or None where npm cannot install it (the check is then skipped, with a warning)."""
+def official_schema(version: str = "v1") -> OfficialSchema | None:
+    """The unstable schema of `version` (v1, or v2 for a client speaking ACP v2: stable and
+    unstable parts) from the installed SDK package, or None where npm cannot install it
+    (the check is then skipped, with a warning)."""
     from tests.e2e.node_clients import node_clients
 
     try:
@@ -115,13 +116,41 @@ def official_schema() -> OfficialSchema | None:
     except pytest.skip.Exception as skipped:
         logger.warning("no official ACP schema to check messages against: %s", skipped)
         return None
-    path = schema_path(root)
+    path = schema_path(root, version=version)
     return OfficialSchema(json.loads(path.read_text(encoding="utf-8")), str(path))
 
 
-def schema_path(clients_root: Path, *, stable: bool = False) -> Path:
-    folder = clients_root / "node_modules" / "@agentclientprotocol" / "sdk" / "schema" / "v1"
+def schema_path(clients_root: Path, *, stable: bool = False, version: str = "v1") -> Path:
+    folder = clients_root / "node_modules" / "@agentclientprotocol" / "sdk" / "schema" / version
     return folder / ("schema.json" if stable else "schema.unstable.json")
+
+
+def trace_problems(trace: Path, schema: OfficialSchema) -> tuple[int, list[str]]:
+    """`traffic_problems` of an agent's protocol trace (`--trace-file`)."""
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    return traffic_problems([json.loads(line) for line in lines], schema)
+
+
+def traffic_problems(
+    entries: list[dict[str, Any]], schema: OfficialSchema
+) -> tuple[int, list[str]]:
+    """Every message of a connection (`{"dir": "in" (from the client) or "out", "msg"}`, as
+    the protocol trace and the node clients' `report.wire` hold them) checked against
+    `schema`: how many, and the problems of both sides (the agent's, then the client's)."""
+    check = TrafficCheck(schema)
+    asked: dict[Any, str] = {}  # the client's request id -> method
+    problems: list[str] = []
+    for entry in entries:
+        message = entry["msg"]
+        if entry["dir"] == "in":
+            if isinstance(message.get("method"), str) and "id" in message:
+                asked[message["id"]] = message["method"]
+            check.client_message(message)
+            continue
+        our_method = None if "method" in message else asked.pop(message.get("id"), None)
+        if problem := check.agent_message(message, our_method):
+            problems.append(problem)
+    return len(entries), problems + check.client_problems
 
 
 class TrafficCheck:

@@ -11,6 +11,7 @@ import pytest
 from acp import schema
 
 from tests.e2e.acp_client import AcpError
+from tests.e2e.official_schema import TrafficCheck, official_schema
 from tests.e2e.spine import MakeAgent, agent_env, dirs, start_agent
 from tests.fakes.gemini_server import FakeGeminiServer, text_response
 
@@ -47,26 +48,28 @@ async def test_initialize_negotiates_version_1_and_is_honest(
         assert getattr(served, method) is not None, method
     assert (await client.request("session/list", {}))["sessions"] == []
 
-    # a second initialize, asking for a newer version, is answered with 1 as well
+    # a second initialize, asking for a newer version, is answered with our highest (ACP v2)
     again = await client.initialize(protocol_version=7)
-    assert again["protocolVersion"] == 1
+    assert again["protocolVersion"] == 2
 
 
 async def test_initialize_higher_version_first_then_session_new_at_once(
     make_agent: MakeAgent, tmp_path: Path, fake_gemini: FakeGeminiServer
 ) -> None:
     """Both lines written before the agent has started: the fast path answers
-    initialize, and session/new right behind it works."""
+    initialize with our highest version (2: the client then speaks ACP v2, checked
+    against schema/v2), and session/new right behind it works."""
     d = dirs(tmp_path)
     client = await start_agent(make_agent, d, fake_gemini, initialize=False)
     client.advertised = {}
-    init = client.begin("initialize", {"protocolVersion": 3, "clientCapabilities": {}})
+    v2 = official_schema("v2")
+    client.schema_check = TrafficCheck(v2) if v2 is not None else None
+    init = client.begin("initialize", {"protocolVersion": 3, "info": {"name": "t", "version": "1"}})
     new = client.begin("session/new", {"cwd": str(d.workspace), "mcpServers": []})
     result = await init.result()
-    assert result["protocolVersion"] == 1
+    assert result["protocolVersion"] == 2
     session = await new.result()
-    schema.NewSessionResponse.model_validate(session)
-    assert session["sessionId"]
+    assert session["sessionId"] and session["configOptions"][0]["configId"] == "mode"
 
 
 async def test_an_editor_opening_a_thread_at_spawn_gets_its_session_at_once(

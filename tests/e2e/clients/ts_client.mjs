@@ -5,6 +5,7 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
+import { allowOnce, turn } from "./turn.mjs";
 import { checkedAgent } from "./wire_check.mjs";
 
 const [, , agentJson, workspace, reportPath] = process.argv;
@@ -18,8 +19,7 @@ let terminalStarted = null;
 const app = acp.client({ name: "adk-acp-ts-test" })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
     report.permissions.push(params);
-    const allow = params.options.find((o) => o.kind === "allow_once");
-    return { outcome: { outcome: "selected", optionId: allow.optionId } };
+    return allowOnce(params);
   })
   .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
     report.reads.push(params.path);
@@ -64,23 +64,6 @@ const app = acp.client({ name: "adk-acp-ts-test" })
     return {};
   });
 
-async function turn(session, text) {
-  const answered = session.prompt(text);
-  let said = "";
-  for (;;) {
-    const message = await session.nextUpdate();
-    if (message.kind === "stop") break;
-    const update = message.update;
-    if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
-      said += update.content.text;
-    }
-  }
-  const response = await answered;
-  report.stops.push(response.stopReason);
-  report.texts.push(said);
-  return response;
-}
-
 try {
   await app.connectWith(stream, async (ctx) => {
     const init = await ctx.request(acp.methods.agent.initialize, {
@@ -90,10 +73,10 @@ try {
     report.loadSession = init.agentCapabilities?.loadSession ?? false;
     const session = await ctx.buildSession(workspace).start();
     for (const text of ["read a.txt", "create new.txt", "edit a.txt", "run a command"]) {
-      await turn(session, text);
+      await turn(session, text, report);
     }
     const started = new Promise((resolve) => { terminalStarted = resolve; });
-    const long = turn(session, "run a long command");
+    const long = turn(session, "run a long command", report);
     await started;
     await ctx.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
     await long;

@@ -5,6 +5,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { writeFile } from "node:fs/promises";
+import { allowOnce, turn } from "./turn.mjs";
 
 const [, , kind, url, token, workspace, reportPath] = process.argv;
 const headers = token === "-" ? {} : { Authorization: `Bearer ${token}` };
@@ -16,24 +17,8 @@ const report = { stops: [], texts: [], permissions: 0, loadSession: null };
 const app = acp.client({ name: "adk-acp-ts-remote-test" })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
     report.permissions += 1;
-    const allow = params.options.find((o) => o.kind === "allow_once");
-    return { outcome: { outcome: "selected", optionId: allow.optionId } };
+    return allowOnce(params);
   });
-
-async function turn(session, text) {
-  const answered = session.prompt(text);
-  let said = "";
-  for (;;) {
-    const message = await session.nextUpdate();
-    if (message.kind === "stop") break;
-    const update = message.update;
-    if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
-      said += update.content.text;
-    }
-  }
-  report.stops.push((await answered).stopReason);
-  report.texts.push(said);
-}
 
 try {
   await app.connectWith(stream, async (ctx) => {
@@ -42,8 +27,8 @@ try {
     });
     report.loadSession = init.agentCapabilities?.loadSession ?? false;
     const session = await ctx.buildSession(workspace).start();
-    await turn(session, "say hello");
-    await turn(session, "write a file");
+    await turn(session, "say hello", report);
+    await turn(session, "write a file", report);
     session.dispose();
   });
 } catch (error) {

@@ -143,9 +143,36 @@ def test_fast_initialize_validates_against_the_schema() -> None:
 
 
 def test_newer_client_versions_are_answered_with_ours() -> None:
+    """Our highest (2, ACP v2) at or below the client's; 1 below 2."""
     sink = Sink()
     answer_initialize(_req(1, "initialize", {"protocolVersion": 7}), Output(sink))
-    assert sink.lines()[0]["result"]["protocolVersion"] == 1
+    answer_initialize(_req(2, "initialize", {"protocolVersion": 1}), Output(sink))
+    assert [line["result"]["protocolVersion"] for line in sink.lines()] == [2, 1]
+
+
+async def test_a_dialect_answers_in_place_of_v1_and_shapes_what_is_sent() -> None:
+    engine, sink = _engine()
+    sent: list[tuple[str, Any]] = []
+
+    class Only:
+        def method(self, name: str, model: Any, fn: Any) -> Any:
+            return (model, fn) if name == "test/echo" else None
+
+        def notify(self, method: str, params: Any) -> None:
+            sent.append((method, params))
+
+        async def request(self, method: str, params: Any, msg_id: str | None) -> Any:
+            return None
+
+    engine.dialect = Only()
+    engine.feed(_req(1, "test/echo", {"text": "hi"}))
+    engine.feed(_req(2, "test/boom"))
+    await _settle()
+    engine.notify("session/update", {"x": 1})
+    first, second = sink.lines()
+    assert first["result"] == {"text": "hi"} and second["error"]["code"] == -32601
+    assert sent == [("session/update", {"x": 1})]
+    assert set(engine.methods) >= {"test/echo", "test/boom"}
 
 
 def test_reader_buffers_until_attached_and_reports_eof() -> None:

@@ -1,0 +1,198 @@
+"""ACP v2 (preview) beside v1 (issue 24.4): the official TypeScript SDK's experimental v2
+client (`tests/e2e/clients/ts_v2.mjs`) drives a real `adk-acp` over stdio and over
+`adk-acp serve` (WebSocket), every message both ways checked against the official
+`schema/v2` (by the client, and on stdio by `official_schema.trace_problems` on the
+agent's protocol trace); on `serve`, a v1 client attached to the same session at once
+sees the same turns in v1's shapes, checked against `schema/v1`.
+
+Long because each test is a whole v2 session (four turns, a cancel, two replays, a close)
+through one agent process and one node client: the cheapest way through every v2 part."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.model_script import call, text
+from tests.e2e.node_clients import client_script, node_clients
+from tests.e2e.official_schema import official_schema, trace_problems, traffic_problems
+from tests.e2e.remote_client import RemoteAcp, start_serve
+from tests.e2e.test_real_clients_node import _setting, run_ts_client
+from tests.fakes.gemini_server import FakeGeminiServer, reply_from_fake_response
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
+TODOS = [{"description": "Read the code", "status": "in_progress"}]
+
+
+def model_lines(workspace: Path, *after: str) -> list[str]:
+    """The model's side of the v2 client's turns (`ts_v2.mjs`), then `after`."""
+    return [
+        text("Hello v2"),
+        call("write_file", {"file_path": str(workspace / "t.txt"), "content": "v2\n"}),
+        text("Wrote it."),
+        call("write_todos", {"todos": TODOS}),
+        text("Planned."),
+        call("run_shell_command", {"command": "sleep 60"}),
+        *after,
+    ]
+
+
+def with_a_bad_setting(workspace: Path) -> None:
+    """A wrongly typed setting: told as a notice at the first prompt."""
+    (workspace / ".gemini").mkdir()
+    settings = {"model": {"maxSessionTurns": "x"}}
+    (workspace / ".gemini" / "settings.json").write_text(json.dumps(settings))
+
+
+def kinds(updates: list[dict[str, Any]]) -> set[str]:
+    return {u["sessionUpdate"] for u in updates}
+
+
+def check_v2_client(report: dict[str, Any], workspace: Path) -> None:
+    """What the v2 client saw, the same over every transport."""
+    assert report.get("error") is None, report.get("error")
+    assert report["invalid"] == []  # every message, both ways, valid against schema/v2
+    assert report["lines"]["agent"] > 20 and report["lines"]["client"] > 8
+    schema = official_schema("v2")
+    assert schema is not None
+    count, problems = traffic_problems(report["wire"], schema)  # each by its method and side
+    assert problems == [] and count == report["lines"]["agent"] + report["lines"]["client"]
+    assert report["init"]["protocolVersion"] == 2
+    assert report["init"]["capabilities"]["session"]["delete"] == {}
+    assert report["stops"] == ["end_turn", "end_turn", "end_turn", "cancelled"]
+    assert report["texts"][:3] == ["Hello v2", "Wrote it.", "Planned."]  # no notice text in it
+    notices = [u for u in report["updates"] if u["sessionUpdate"] == "notice"]
+    assert notices[0]["title"].startswith("Some settings were ignored")
+    # the prompt's answer is the inserted message's id, echoed as a user_message
+    inserted = [u for u in report["updates"] if u["sessionUpdate"] == "user_message"]
+    assert [u["messageId"] for u in inserted][:3] == report["messageIds"]
+    assert inserted[0]["content"] == [{"type": "text", "text": "say hello"}]
+    states = [u["state"] for u in report["updates"] if u["sessionUpdate"] == "state_update"]
+    assert states[:2] == ["running", "idle"] and "requires_action" in states
+    # upserts only: no v1 create or plain plan; chunks carry their message's id
+    assert kinds(report["updates"]) >= {"tool_call_update", "plan_update", "agent_message_chunk"}
+    assert not kinds(report["updates"]) & {"tool_call", "plan", "current_mode_update"}
+    chunks = [u for u in report["updates"] if u["sessionUpdate"] == "agent_message_chunk"]
+    assert all(u["messageId"] for u in chunks)
+    plan = next(u["plan"] for u in report["updates"] if u["sessionUpdate"] == "plan_update")
+    assert plan["planId"] == "todos" and plan["entries"][0]["content"] == "Read the code"
+    # permission requests: a title and the tool call as their subject, its diff as changes
+    write, command = report["permissions"]
+    assert write["title"] and write["subject"]["type"] == "tool_call"
+    (diff,) = write["subject"]["toolCall"]["content"]
+    assert diff["changes"] == [{"operation": "add", "path": str(workspace / "t.txt")}]
+    assert diff["patch"]["format"] == "git_patch" and "+v2" in diff["patch"]["text"]
+    assert command["subject"]["toolCall"]["kind"] == "execute"
+    assert (workspace / "t.txt").read_text() == "v2\n"  # the agent's own write, no client fs
+    assert report["sessionId"] in report["listed"]
+    # replayFrom start: the record, then the state snapshot before the answer
+    replayed = report["replayed"]
+    assert {"user_message_chunk", "agent_message_chunk", "tool_call_update"} <= kinds(replayed)
+    snapshot = replayed.index({"sessionUpdate": "state_update", "state": "idle"})
+    assert snapshot > max(
+        i
+        for i, u in enumerate(replayed)
+        if u["sessionUpdate"] != "state_update"
+        and u["sessionUpdate"] != "available_commands_update"
+    )
+    assert report["close"] == {"ok": True}
+
+
+def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
+    clients = node_clients()
+    _, workspace, env = _setting(tmp_path)
+    with_a_bad_setting(workspace)
+    script = tmp_path / "model.jsonl"
+    script.write_text("\n".join(model_lines(workspace)) + "\n")
+    trace = tmp_path / "trace.jsonl"
+    env["ADK_ACP_TRACE_FILE"] = str(trace)
+    v2 = client_script(clients, "ts_v2.mjs")
+    report = run_ts_client(clients, v2, script, workspace, env, tmp_path)
+    check_v2_client(report, workspace)
+    # no hub on stdio: its cursors are refused, not ignored
+    assert report["cursor"]["code"] == -32602
+    schema = official_schema("v2")
+    assert schema is not None
+    count, problems = trace_problems(trace, schema)
+    assert problems == [] and count > 30
+
+
+async def test_a_v1_and_a_v2_client_on_one_serve_instance(
+    fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """The v2 client (WebSocket) and a v1 client (Streamable HTTP) on one `serve`, the v1
+    client attached to the v2 client's session while it runs its turns, then a turn of
+    its own on its own session: each sees its own version's shapes."""
+    clients = node_clients()
+    ws = (tmp_path / "ws").resolve()
+    ws.mkdir()
+    with_a_bad_setting(ws)
+    for line in model_lines(ws, text("v1 hello")):
+        fake_gemini.add(reply_from_fake_response(json.loads(line)))
+    served = await start_serve(tmp_path / "home", fake_gemini.base_url, "--insecure-loopback")
+    v1 = await RemoteAcp.http(served.http_url, None)
+    try:
+        own = await v1.new_session(ws)
+        report = await _v2_beside(v1, clients, served.ws_url, ws, tmp_path)
+        answer = await v1.request("session/prompt", v1.prompt_params(own, "hi"))
+    finally:
+        await v1.close()
+        code = await served.stop()
+    assert code == 0, served.log()
+    check_v2_client(report, ws)
+    assert report["cursor"] == {"ok": True}  # the hub's numbered updates, replayed
+    assert "tool_call_update" in kinds(report["cursorReplayed"])
+    assert answer["stopReason"] == "end_turn" and v1.text_of(own).endswith("v1 hello")
+    assert v1.violations == []  # every message to the v1 client valid against schema/v1
+    shared = v1.updates(report["sessionId"])
+    assert {"tool_call", "plan", "agent_message_chunk"} <= kinds(shared)
+    assert not kinds(shared) & {"state_update", "user_message", "plan_update"}
+    assert "Hello v2" in "".join(
+        u["content"].get("text", "") for u in shared if u["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert v1.cancelled  # asked too; the v2 client answered first
+
+
+async def _v2_beside(
+    v1: RemoteAcp, clients: Any, url: str, workspace: Path, tmp_path: Path
+) -> dict[str, Any]:
+    """Run the v2 client on `url`; `v1` attaches to its session before its turns."""
+    session_file, attached, report_path = (
+        tmp_path / "session-id",
+        tmp_path / "attached",
+        tmp_path / "report.json",
+    )
+    script = client_script(clients, "ts_v2.mjs")
+    process = await asyncio.create_subprocess_exec(
+        str(clients.node),
+        str(script),
+        url,
+        str(workspace),
+        str(report_path),
+        "ws",
+        "-",
+        str(session_file),
+        str(attached),
+        cwd=str(clients.root),
+        env={**os.environ},
+    )
+    try:
+        for _ in range(2400):
+            if session_file.exists() and session_file.read_text():
+                break
+            await asyncio.sleep(0.05)
+        session_id = session_file.read_text()
+        await v1.request("session/resume", {"sessionId": session_id, "cwd": str(workspace)})
+        attached.write_text("yes")
+        assert await asyncio.wait_for(process.wait(), 150) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+    report: dict[str, Any] = json.loads(report_path.read_text())
+    return report
