@@ -118,6 +118,26 @@ def compaction_updates(compaction_id: str, summary: str, client: ClientUpdates) 
     return [update] if client.compaction else []
 
 
+def turn_state(state: str, stop: str | None = None, error: str | None = None) -> dict[str, Any]:
+    """The session's turn state in ACP v2's words (`state_update`: `running`,
+    `requires_action`, `idle` with the last `stopReason`), carried in v1 as
+    `_meta.adkAcp.turnState` (`turn_state_update`, a resume's answer)."""
+    found: dict[str, Any] = {"state": state}
+    if stop is not None:
+        found["stopReason"] = stop
+    if error is not None:
+        found["error"] = {"message": error}
+    return found
+
+
+def turn_state_update(found: dict[str, Any]) -> schema.SessionInfoUpdate:
+    """A v1 `session_info_update` carrying `turn_state` (a turn that ended with no
+    client of its prompt attached; the state after a resume's replay)."""
+    return schema.SessionInfoUpdate(
+        session_update="session_info_update", field_meta={"adkAcp": {"turnState": found}}
+    )
+
+
 def mode_update(mode: str) -> schema.CurrentModeUpdate:
     """`current_mode_update`: the session's mode changed."""
     return schema.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode)
