@@ -119,23 +119,16 @@ def compaction_updates(compaction_id: str, summary: str, client: ClientUpdates) 
 
 
 def turn_state(state: str, stop: str | None = None, error: str | None = None) -> dict[str, Any]:
-    """The session's turn state in ACP v2's words (`state_update`: `running`,
-    `requires_action`, `idle` with the last `stopReason`), carried in v1 as
-    `_meta.adkAcp.turnState` (`turn_state_update`, a resume's answer)."""
-    found: dict[str, Any] = {"state": state}
-    if stop is not None:
-        found["stopReason"] = stop
-    if error is not None:
-        found["error"] = {"message": error}
-    return found
+    """The turn state in ACP v2's `state_update` words (`running`, `requires_action`,
+    `idle` with the last `stopReason`), carried in v1 as `_meta.adkAcp.turnState`."""
+    found = {"state": state, "stopReason": stop, "error": {"message": error} if error else None}
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def turn_state_update(found: dict[str, Any]) -> schema.SessionInfoUpdate:
-    """A v1 `session_info_update` carrying `turn_state` (a turn that ended with no
-    client of its prompt attached; the state after a resume's replay)."""
-    return schema.SessionInfoUpdate(
-        session_update="session_info_update", field_meta={"adkAcp": {"turnState": found}}
-    )
+    """`turn_state` as a v1 `session_info_update` (`remote/turns.py` says when)."""
+    meta = {"adkAcp": {"turnState": found}}
+    return schema.SessionInfoUpdate(session_update="session_info_update", field_meta=meta)
 
 
 def mode_update(mode: str) -> schema.CurrentModeUpdate:

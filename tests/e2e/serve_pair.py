@@ -15,7 +15,7 @@ import signal
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import pytest_asyncio
@@ -24,8 +24,6 @@ from tests.e2e.remote_client import TOKEN, Served, start_serve
 from tests.fakes.gemini_server import FakeGeminiServer
 
 if TYPE_CHECKING:
-    import asyncpg
-
     from tests.pg_cluster import Cluster
 
 LIMITED = "serve-pair-limited-token-0123456789"
@@ -80,31 +78,24 @@ class ServePair:
         await self.served[index].process.wait()
         self.served[index] = await self.start(index)
 
-    async def db(self) -> asyncpg.Connection:
+    async def fetch(self, sql: str, *args: object) -> list[Any]:
+        """Rows of a query on the shared database."""
         import asyncpg
 
-        return await asyncpg.connect(self.url)
-
-    async def lease_holder(self, session_id: str) -> str | None:
-        conn = await self.db()
+        conn = await asyncpg.connect(self.url)
         try:
-            holder = await conn.fetchval(
-                "SELECT holder FROM adk_leases WHERE session_id = $1", session_id
-            )
+            return list(await conn.fetch(sql, *args))
         finally:
             await conn.close()
-        return holder if isinstance(holder, str) else None
+
+    async def lease_holder(self, session_id: str) -> str | None:
+        rows = await self.fetch("SELECT holder FROM adk_leases WHERE session_id = $1", session_id)
+        return str(rows[0]["holder"]) if rows else None
 
     async def record(self, session_id: str) -> list[str]:
         """The session's record lines in the database, in order."""
-        conn = await self.db()
-        try:
-            rows = await conn.fetch(
-                "SELECT line::text FROM adk_records WHERE session_id = $1 ORDER BY seq", session_id
-            )
-        finally:
-            await conn.close()
-        return [row["line"] for row in rows]
+        sql = "SELECT line::text FROM adk_records WHERE session_id = $1 ORDER BY seq"
+        return [row["line"] for row in await self.fetch(sql, session_id)]
 
     async def wait_for_record(self, session_id: str, text: str) -> list[str]:
         """The record once a line holds `text` (written by the instance driving it)."""

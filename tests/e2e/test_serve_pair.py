@@ -17,7 +17,7 @@ from acp.http import create_http_stream
 from acp.ws import create_websocket_stream
 
 from acp_server.errors import BUSY
-from tests.e2e.remote_client import TOKEN, RemoteAcp, RemoteError, bearer, remote
+from tests.e2e.remote_client import TOKEN, RemoteAcp, RemoteError, Served, bearer, remote
 from tests.e2e.serve_pair import LIMITED, ServePair, serve_pair
 from tests.e2e.test_serve_python_sdk import RemoteSdkClient
 from tests.fakes.gemini_server import HangPoint, text_response
@@ -109,22 +109,33 @@ async def _wait_for_holder(pair: ServePair, session_id: str, condition: Any) -> 
     await asyncio.wait_for(watch(), 60)
 
 
+async def _mid_second_turn(
+    pair: ServePair, served: Served, answers: tuple[str, str, str, str]
+) -> tuple[Sdk, str, Any, HangPoint]:
+    """An SDK client on `served` with a session: prompt "one" answered `answers[0]`,
+    prompt "two" running, its answer shown up to `answers[1]` and hanging there (the rest,
+    `answers[2]`, once the hang is released); `answers[3]` answers the next prompt."""
+    hang = HangPoint()
+    pair.fake.add(
+        text_response(answers[0]),
+        text_response([answers[1], answers[2]]).hang_after(1, hang),
+        text_response(answers[3]),
+    )
+    sdk = Sdk("ws", served.ws_url)
+    await sdk.__aenter__()
+    session_id = (await sdk.conn.new_session(cwd=str(pair.workspace), mcp_servers=[])).session_id
+    assert await sdk.prompt(session_id, "one") == "end_turn"
+    turn = asyncio.ensure_future(sdk.prompt(session_id, "two"))
+    await sdk.client.wait_for(lambda: answers[1] in sdk.text())
+    return sdk, session_id, turn, hang
+
+
 async def test_a_dropped_client_resumes_on_the_other_instance_with_what_it_missed(
     serve_pair: ServePair,
 ) -> None:
     pair, ws = serve_pair, serve_pair.workspace
-    hang = HangPoint()
-    pair.fake.add(
-        text_response("First answer."),
-        text_response(["Before the drop, ", "after the drop."]).hang_after(1, hang),
-        text_response("Continued on B."),
-    )
-    first = Sdk("ws", pair.a.ws_url)
-    await first.__aenter__()
-    session_id = (await first.conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
-    assert await first.prompt(session_id, "one") == "end_turn"
-    turn = asyncio.ensure_future(first.prompt(session_id, "two"))
-    await first.client.wait_for(lambda: "Before the drop, " in first.text())
+    answers = ("First answer.", "Before the drop, ", "after the drop.", "Continued on B.")
+    first, session_id, turn, hang = await _mid_second_turn(pair, pair.a, answers)
     cursor = first.client.cursor
     await first.close()  # gone mid-turn: the turn runs on, on A, with nobody attached
     turn.cancel()
@@ -207,19 +218,9 @@ async def test_kill_9_of_the_driving_instance_mid_turn_and_the_session_goes_on_e
     serve_pair: ServePair,
 ) -> None:
     pair, ws = serve_pair, serve_pair.workspace
-    hang = HangPoint()
-    pair.fake.add(
-        text_response("Recorded answer."),
-        text_response(["Cut ", "off"]).hang_after(1, hang),
-        text_response("Answered by A after the takeover."),
-    )
-    doomed = Sdk("ws", pair.b.ws_url)
-    await doomed.__aenter__()
-    session_id = (await doomed.conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
-    assert await doomed.prompt(session_id, "first") == "end_turn"
-    turn = asyncio.ensure_future(doomed.prompt(session_id, "second"))
-    await doomed.client.wait_for(lambda: "Cut " in doomed.text())
-    recorded = await pair.wait_for_record(session_id, '"text":"second"')  # the prompt in flight
+    answers = ("Recorded answer.", "Cut ", "off", "Answered by A after the takeover.")
+    doomed, session_id, turn, hang = await _mid_second_turn(pair, pair.b, answers)
+    recorded = await pair.wait_for_record(session_id, '"text":"two"')  # the prompt in flight
     cursor = doomed.client.cursor
     pair.kill(1)  # B dies mid-turn holding the lease
     hang.release()
@@ -236,7 +237,7 @@ async def test_kill_9_of_the_driving_instance_mid_turn_and_the_session_goes_on_e
             assert "Answered by A after the takeover." in rescued.text()
             request = pair.fake.generate_requests[-1]
             said = [p.get("text") for c in request.contents for p in c.get("parts", [])]
-            assert [t for t in said if t] == ["first", "Recorded answer.", "second", "third"]
+            assert [t for t in said if t] == ["one", "Recorded answer.", "two", "third"]
     finally:
         await pair.restart(1)
 
