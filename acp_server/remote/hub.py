@@ -74,7 +74,7 @@ class SessionHub:
             if name in _OWN_ANSWERS:
                 handler = _for_this_client(conn, state, name)
             elif name == "session/prompt":
-                handler = reporting_prompt(state, conn)
+                handler = reporting_prompt(state, self, conn)
             elif name in _SCOPED:
                 handler = _scoped(state, name)
             conn.register(name, method.params, handler)

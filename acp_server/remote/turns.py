@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp_server.errors import AcpError
 from acp_server.handlers import METHODS
@@ -31,8 +31,32 @@ from acp_server.transport import JsonRpcConnection, dump
 from acp_server.updates import turn_state, turn_state_update
 
 if TYPE_CHECKING:
-    from acp_server.remote.hub import RemoteState, SessionHub
+    from acp_server.config_options import ConfigOptions
+    from acp_server.remote.channel import SessionChannel
     from acp_server.session import AcpSession
+    from acp_server.state import ServerState
+
+
+class SessionHub(Protocol):
+    """What this module reads of the hub (`hub.SessionHub`, which imports this one)."""
+
+    @property
+    def sessions(self) -> dict[str, AcpSession]: ...
+    @property
+    def channels(self) -> dict[str, SessionChannel]: ...
+    def channel(self, session_id: str) -> SessionChannel: ...
+
+
+class RemoteState(Protocol):
+    """What this module reads of a client's state (`hub.RemoteState`)."""
+
+    @property
+    def hub(self) -> SessionHub: ...
+    @property
+    def remote_conn(self) -> JsonRpcConnection: ...
+    @property
+    def config_options(self) -> ConfigOptions: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +65,7 @@ LAST_TURN_KEY = "adkAcpLastTurn"
 
 
 def reporting_prompt(
-    state: RemoteState, conn: JsonRpcConnection
+    state: ServerState, hub: SessionHub, conn: JsonRpcConnection
 ) -> Callable[[Any], Awaitable[Any]]:
     """`session/prompt`, whose end is kept and, when its client is gone, reported."""
     method = METHODS["session/prompt"]
@@ -50,11 +74,11 @@ def reporting_prompt(
         try:
             answer = await method.handler(state, params)
         except AcpError as exc:
-            turn_ended(state.hub, params.session_id, conn, {"error": exc.message})
+            turn_ended(hub, params.session_id, conn, {"error": exc.message})
             raise
         stop = dump(answer).get("stopReason")
         if isinstance(stop, str):
-            turn_ended(state.hub, params.session_id, conn, {"stopReason": stop})
+            turn_ended(hub, params.session_id, conn, {"stopReason": stop})
         return answer
 
     return handler
