@@ -22,6 +22,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from acp_server.state import one_at_a_time
 from runtime.services.session_store import LeaseHandoff
 
 if TYPE_CHECKING:
@@ -97,10 +98,15 @@ class HubUpkeep:
                 await store.refuse(session_id, why)
 
     async def drop(self, session_id: str, why: str) -> None:
-        """Close a session nobody uses here; its lease goes with it."""
-        session = self.hub.remove(session_id)
-        if session is None:
-            return
-        self.dropped += 1
-        logger.info("session %s let go (%s)", session_id, why)
-        await session.close()
+        """Close a session nobody uses here; its lease goes with it. Under the lock its
+        openings take: one being opened here is not let go (a client came meanwhile),
+        and one being let go is opened again only once it is closed and its lease free."""
+        async with one_at_a_time(self.hub.opening, session_id):
+            if self.quiet(session_id) is not None:
+                return
+            session = self.hub.remove(session_id)
+            if session is None:
+                return
+            self.dropped += 1
+            logger.info("session %s let go (%s)", session_id, why)
+            await session.close()
