@@ -86,6 +86,16 @@ class AcpSession:
         self._usage = TurnUsage()
         self._unsubscribe = agent.protocol.subscribe(self._on_event)
 
+    @property
+    def running(self) -> bool:
+        """A turn runs, or a `session/prompt` waits for its answer."""
+        return self._prompting or bool(self._prompt_tasks)
+
+    @property
+    def last_stop(self) -> str:
+        """The stop reason of the last turn that ended here."""
+        return self._last_stop
+
     # ------------------------------------------------------------ events → updates
 
     def _on_event(self, event: AgentEvent) -> None:

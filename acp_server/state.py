@@ -110,23 +110,33 @@ class ServerState:
         """Two loads (or resumes) of one session sent back to back are served one after
         the other: the second finds the engine the first built (one engine, one set of
         MCP servers), and the first is answered before the second replays."""
-        lock, users = self._opening.get(session_id) or (asyncio.Lock(), 0)
-        self._opening[session_id] = (lock, users + 1)
-        try:
-            async with lock:
-                if users:  # the load before this one is answered before this one replays
-                    await asyncio.sleep(0)
-                yield
-        finally:
-            lock, users = self._opening[session_id]
-            if users <= 1:
-                del self._opening[session_id]
-            else:
-                self._opening[session_id] = (lock, users - 1)
+        async with one_at_a_time(self._opening, session_id):
+            yield
 
     async def shutdown(self) -> None:
         await close_all(self.sessions)
         await self.service.aclose()
+
+
+@contextlib.asynccontextmanager
+async def one_at_a_time(
+    opening: dict[str, tuple[asyncio.Lock, int]], session_id: str
+) -> AsyncIterator[None]:
+    """`ServerState.one_at_a_time` on the locks in `opening` (the serve hub's upkeep
+    takes them too: a session is not let go while it is being opened)."""
+    lock, users = opening.get(session_id) or (asyncio.Lock(), 0)
+    opening[session_id] = (lock, users + 1)
+    try:
+        async with lock:
+            if users:  # the load before this one is answered before this one replays
+                await asyncio.sleep(0)
+            yield
+    finally:
+        lock, users = opening[session_id]
+        if users <= 1:
+            del opening[session_id]
+        else:
+            opening[session_id] = (lock, users - 1)
 
 
 async def close_all(sessions: MutableMapping[str, AcpSession]) -> None:

@@ -118,6 +118,19 @@ def compaction_updates(compaction_id: str, summary: str, client: ClientUpdates) 
     return [update] if client.compaction else []
 
 
+def turn_state(state: str, stop: str | None = None, error: str | None = None) -> dict[str, Any]:
+    """The turn state in ACP v2's `state_update` words (`running`, `requires_action`,
+    `idle` with the last `stopReason`), carried in v1 as `_meta.adkAcp.turnState`."""
+    found = {"state": state, "stopReason": stop, "error": {"message": error} if error else None}
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def turn_state_update(found: dict[str, Any]) -> schema.SessionInfoUpdate:
+    """`turn_state` as a v1 `session_info_update` (`remote/turns.py` says when)."""
+    meta = {"adkAcp": {"turnState": found}}
+    return schema.SessionInfoUpdate(session_update="session_info_update", field_meta=meta)
+
+
 def mode_update(mode: str) -> schema.CurrentModeUpdate:
     """`current_mode_update`: the session's mode changed."""
     return schema.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode)

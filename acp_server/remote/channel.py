@@ -3,9 +3,13 @@
 It is the `ClientLink` the session's `AcpSession` and `AcpHost` speak through.
 Every update goes to every attached client and into a bounded log, numbered by a
 cursor carried in `_meta.adkAcp.cursor`, so a client that comes back can be sent
-what it missed (`replay_since`). A request (a permission question) goes to every
-attached client and to each that attaches while it waits; the first answer wins and
-the others get `$/cancel_request` for their copy. With no client attached, a request
+what it missed (`replay_since`). A cursor is the update's time in microseconds
+since the epoch, strictly increasing per session: a cursor from before this channel
+(`opened`: another instance drove the session, or it was let go and opened again)
+names a point in the session's recorded history instead (`turns.after_reopen`).
+A request (a permission question) goes to every attached client and to each that
+attaches while it waits; the first answer wins and the others get `$/cancel_request`
+for their copy. With no client attached, a request
 waits `permission_timeout_s` for one to come, then fails.
 """
 
@@ -14,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Iterator
@@ -66,7 +71,10 @@ class SessionChannel:
         self.permission_timeout_s = permission_timeout_s
         self.clients: list[JsonRpcConnection] = []
         self._log: deque[tuple[int, dict[str, Any]]] = deque(maxlen=UPDATE_LOG_SIZE)
-        self._cursor = 0
+        self.opened = now_cursor()
+        self._cursor = self.opened - 1
+        self.last_activity = asyncio.get_running_loop().time()
+        """When a client came or went, or an update or question went out (loop time)."""
         self._questions: list[_Question] = []
         self._some_client = asyncio.Event()
         self._no_client = asyncio.Event()
@@ -76,12 +84,21 @@ class SessionChannel:
     def cursor(self) -> int:
         return self._cursor
 
+    @property
+    def asking(self) -> bool:
+        """A question (a permission request) waits for an answer."""
+        return bool(self._questions)
+
+    def _touch(self) -> None:
+        self.last_activity = asyncio.get_running_loop().time()
+
     # ------------------------------------------------------------ clients
 
     def attach(self, conn: JsonRpcConnection) -> None:
         """Add a client (once); the questions waiting for an answer are asked of it too."""
         if conn in self.clients:
             return
+        self._touch()
         self.clients.append(conn)
         self._some_client.set()
         self._no_client.clear()
@@ -92,6 +109,7 @@ class SessionChannel:
         """A client left: its copies of the questions are forgotten; the turn runs on."""
         if conn not in self.clients:
             return
+        self._touch()
         self.clients.remove(conn)
         for question in self._questions:
             asked = question.asked.pop(conn, None)
@@ -109,8 +127,9 @@ class SessionChannel:
         if target is not None and target[1] is asyncio.current_task():
             target[0].notify(method, data)
             return
+        self._touch()
         if method == "session/update" and isinstance(data, dict):
-            self._cursor += 1
+            self._cursor = max(self._cursor + 1, now_cursor())
             meta = dict(data.get("_meta") or {})
             meta["adkAcp"] = {**(meta.get("adkAcp") or {}), "cursor": self._cursor}
             data = {**data, "_meta": meta}
@@ -134,12 +153,14 @@ class SessionChannel:
         loop = asyncio.get_running_loop()
         question = _Question(method, dump(params), loop.create_future())
         self._questions.append(question)
+        self._touch()
         for conn in list(self.clients):
             self._ask(question, conn)
         try:
             return await self._answer(question)
         finally:
             self._questions.remove(question)
+            self._touch()
             for conn, (msg_id, task) in question.asked.items():
                 if not task.done():
                     task.cancel()
@@ -176,6 +197,11 @@ class SessionChannel:
                     f"within {self.permission_timeout_s:g} s",
                 )
         return question.answer.result()
+
+
+def now_cursor() -> int:
+    """A cursor for now: microseconds since the epoch (exact in a JSON number)."""
+    return time.time_ns() // 1000
 
 
 async def _first(

@@ -4,9 +4,10 @@
 whose output goes to `deliver` (a WebSocket frame, an SSE event) and a `RemoteState`
 on the hub. Under Streamable HTTP a connection's output is split, as the RFD and the
 TypeScript SDK's transport do it: messages about a session (their `params.sessionId`,
-or answers to requests posted for a session) go to that session's SSE stream, the
-rest to the connection's stream; each stream buffers while no receiver reads it, up
-to a byte limit past which the connection is closed.
+or answers to requests posted for a session) go to that session's SSE stream once
+the client opened it (before that, as after a resume on a new connection, to the
+connection's stream), the rest to the connection's stream; each stream buffers while
+no receiver reads it, up to a byte limit past which the connection is closed.
 """
 
 from __future__ import annotations
@@ -162,6 +163,8 @@ class HttpClient:
             target = self._routes.pop(key, None) if key is not None else None
         else:
             target = session_of(message)
+        if target not in self.streams:  # its stream not opened yet (a resume on a new
+            target = None  # connection): the connection's stream, as the SDKs expect
         self.stream(target).put(data)
 
     async def close(self) -> None:

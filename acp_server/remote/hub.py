@@ -26,6 +26,7 @@ from acp_server.handlers import METHODS, NOTIFICATIONS
 from acp_server.host import AcpHost
 from acp_server.remote.channel import SessionChannel, only_to
 from acp_server.remote.tokens import Grant
+from acp_server.remote.turns import after_reopen, reporting_prompt
 from acp_server.session import AcpSession
 from acp_server.state import ServerOptions, ServerState, close_all
 from acp_server.transport import JsonRpcConnection
@@ -72,6 +73,8 @@ class SessionHub:
             handler: Callable[[Any], Awaitable[Any]] = partial(method.handler, state)
             if name in _OWN_ANSWERS:
                 handler = _for_this_client(conn, state, name)
+            elif name == "session/prompt":
+                handler = reporting_prompt(state, self, conn)
             elif name in _SCOPED:
                 handler = _scoped(state, name)
             conn.register(name, method.params, handler)
@@ -203,16 +206,15 @@ def _for_this_client(
 ) -> Callable[[Any], Awaitable[Any]]:
     """`session/load` and `session/resume` whose updates (the replay, the commands) go
     to the client that asked alone; after a resume with `_meta.adkAcp.replayFrom`, the
-    updates it missed from that cursor on."""
+    updates it missed from that cursor on; then the turn state (`turns.after_reopen`)."""
     method = METHODS[name]
 
     async def handler(params: Any) -> Any:
         with only_to(conn):
             answer = await method.handler(state, params)
-            cursor = _replay_from(params) if name == "session/resume" else None
-            if cursor is not None:
-                state.hub.channel(params.session_id).replay_since(conn, cursor)
-        return answer
+            resumed = name == "session/resume"
+            cursor = _replay_from(params) if resumed else None
+            return after_reopen(state, params.session_id, answer, cursor, resumed)
 
     return handler
 

@@ -55,6 +55,14 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long a permission request waits for a client to attach (default 300)",
     )
+    parser.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=900.0,
+        metavar="SECONDS",
+        help="a session with no client attached, no turn running and no question waiting "
+        "is let go after this long (its lease too; it resumes from the store; default 900)",
+    )
     parser.add_argument("--max-connections", type=int, default=64, help="default 64")
     parser.add_argument(
         "--max-message-bytes", type=int, default=16 * 1024 * 1024, help="default 16 MiB"
@@ -143,9 +151,11 @@ async def serve_remote(args: argparse.Namespace, flags: Any, tokens: TokenBook |
 
     from acp_server.remote.endpoint import AcpEndpoint, Limits
     from acp_server.remote.hub import SessionHub
+    from acp_server.remote.upkeep import HubUpkeep
     from acp_server.state import ServerOptions
 
     hub = SessionHub(ServerOptions(flags=flags), args.permission_timeout)
+    upkeep = HubUpkeep(hub, args.session_idle_timeout)
     limits = Limits(
         max_connections=args.max_connections,
         max_message_bytes=args.max_message_bytes,
@@ -184,9 +194,11 @@ async def serve_remote(args: argparse.Namespace, flags: Any, tokens: TokenBook |
         scheme[0], args.host, port, scheme[1], args.host, port,
         "token required" if tokens is not None else "no token: loopback only",
     )  # fmt: skip
+    upkeep.start()
     try:
         await server.serve(sockets=[sock])
     finally:
+        await upkeep.stop()
         await hub.shutdown()
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from runtime.errors import ConfigError, StreamActiveError
 from runtime.services.recording import (
@@ -44,13 +44,21 @@ class InvalidCursorError(ConfigError):
 
 
 class SessionLeasedError(StreamActiveError):
-    """Another process drives this session (holds its lease) and did not let go in time."""
+    """Another process drives this session (holds its lease) and did not let go in
+    time, or said why it keeps it (`why`: a client is attached there...)."""
 
-    def __init__(self, session_id: str, holder: str, until: str) -> None:
-        super().__init__(
-            f"session {session_id} is driven by another adk-acp process ({holder}) whose "
-            f"lease runs until {until}; close it there, or try again once that process is gone"
-        )
+    def __init__(self, session_id: str, holder: str, until: str, why: str | None = None) -> None:
+        if why:
+            text = (
+                f"session {session_id} is driven by another adk-acp process ({holder}): {why}; "
+                "connect to that process, or close the session there and try again"
+            )
+        else:
+            text = (
+                f"session {session_id} is driven by another adk-acp process ({holder}) whose "
+                f"lease runs until {until}; close it there, or try again once that process is gone"
+            )
+        super().__init__(text)
         self.session_id = session_id
         self.holder = holder
 
@@ -104,6 +112,20 @@ class RecordStore(Protocol):
 
     async def close(self) -> None:
         """Let go of connections (the recordings close themselves)."""
+        ...
+
+
+@runtime_checkable
+class LeaseHandoff(Protocol):
+    """A store shared by several processes (PostgreSQL): the sessions this process
+    drives that another one asked for, and the answer when this one keeps one."""
+
+    async def wanted(self) -> list[str]:
+        """Ids of sessions this process holds that another process waits for."""
+        ...
+
+    async def refuse(self, session_id: str, why: str) -> None:
+        """Tell the waiting process why this one keeps `session_id`."""
         ...
 
 

@@ -1,5 +1,6 @@
 """Smoke test of the `serve` benchmark (`bench/serve_bench.py`): it still runs, with
-tiny counts. No timing assertions: only errors, cross-talk and that figures exist."""
+tiny counts, on one instance and on two sharing PostgreSQL. No timing assertions: only
+errors, cross-talk and that figures exist."""
 
 from __future__ import annotations
 
@@ -21,3 +22,12 @@ def test_a_few_concurrent_remote_sessions_give_figures() -> None:
     assert all(math.isfinite(x) and x > 0 for x in figures.latencies_ms)
     assert figures.rss_idle_mb > 0
     assert "p50" in figures.render() and "p99" in figures.render()
+
+
+def test_a_few_sessions_over_two_instances_sharing_postgresql(pg_url: str) -> None:
+    with common.sandbox() as box:
+        figures = asyncio.run(serve_bench.measure(box, sessions=4, prompts=2, store_url=pg_url))
+    assert figures.errors == [] and figures.cross_talk == 0  # each answer is its own prompt's
+    assert len(figures.latencies_ms) == 8 and figures.instances == 2
+    assert figures.rss_connected_mb > 0
+    assert "instances: 2" in figures.render() and "p99" in figures.render()

@@ -9,6 +9,11 @@ is one `INSERT ... ON CONFLICT DO UPDATE ... WHERE` statement, so two processes
 racing for a lease cannot both win. Record lines are written only while the writer
 still holds the lease (`store.APPEND`), so a holder that lost it cannot interleave
 its lines with the new holder's.
+
+Handing over (a `serve` instance asked for a session another instance holds): the
+asking process marks the lease `wanted_at` while it waits; the holder's hub looks for
+its wanted leases (`wanted`) and lets go of a session nobody uses there, or answers
+why it keeps it (`refuse`), which the asker raises at once as `SessionLeasedError`.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ TAKE = """
 INSERT INTO adk_leases (session_id, holder, expires_at)
 VALUES ($1, $2, clock_timestamp() + make_interval(secs => $3))
 ON CONFLICT (session_id) DO UPDATE
-    SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+    SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at,
+        wanted_at = NULL, refused = NULL
     WHERE adk_leases.holder = EXCLUDED.holder OR adk_leases.expires_at < clock_timestamp()
 RETURNING holder
 """
@@ -46,6 +52,28 @@ UPDATE adk_leases SET expires_at = clock_timestamp() + make_interval(secs => $3)
 WHERE session_id = $1 AND holder = $2
 """
 RELEASE = "DELETE FROM adk_leases WHERE session_id = $1 AND holder = $2"
+WANT = """
+UPDATE adk_leases SET wanted_at = clock_timestamp()
+WHERE session_id = $1 AND holder <> $2 AND refused IS NULL
+"""
+REFUSED = """
+UPDATE adk_leases AS l SET refused = NULL, wanted_at = NULL
+FROM (
+    SELECT session_id, refused FROM adk_leases
+    WHERE session_id = $1 AND holder <> $2 AND refused IS NOT NULL FOR UPDATE
+) AS old
+WHERE l.session_id = old.session_id
+RETURNING l.holder, old.refused
+"""
+WANTED = """
+SELECT session_id FROM adk_leases
+WHERE holder = $1 AND refused IS NULL
+  AND wanted_at > clock_timestamp() - make_interval(secs => $2)
+"""
+REFUSE = """
+UPDATE adk_leases SET refused = $3, wanted_at = NULL
+WHERE session_id = $1 AND holder = $2 AND wanted_at IS NOT NULL
+"""
 HELD_BY = """
 SELECT holder, expires_at,
        greatest(extract(epoch FROM expires_at - clock_timestamp()), 0)::float8 AS left_s
@@ -73,13 +101,18 @@ class Lease:
     async def take(
         cls, pool: asyncpg.Pool, session_id: str, holder: str, ttl_s: float, wait_s: float
     ) -> Lease:
-        """Take the lease, waiting up to `wait_s` for its holder to let go or expire;
-        `SessionLeasedError` if it does not."""
+        """Take the lease, waiting up to `wait_s` for its holder to let go (asked to:
+        `wanted_at`) or expire; `SessionLeasedError` if it does not, at once if the
+        holder answers why it keeps the session."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_s
         while True:
             if await pool.fetchval(TAKE, session_id, holder, ttl_s) is not None:
                 return cls(pool, session_id, holder, ttl_s)
+            refused = await pool.fetchrow(REFUSED, session_id, holder)
+            if refused is not None:
+                raise SessionLeasedError(session_id, refused["holder"], "", refused["refused"])
+            await pool.execute(WANT, session_id, holder)
             held = await pool.fetchrow(HELD_BY, session_id)
             if held is None:
                 continue  # let go between the two statements

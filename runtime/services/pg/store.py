@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runtime.errors import ConfigError
-from runtime.services.pg.lease import POLL_S, TAKE, Lease, new_holder
+from runtime.services.pg.lease import POLL_S, REFUSE, TAKE, WANTED, Lease, new_holder
 from runtime.services.pg.migrations import migrate
 from runtime.services.pg.recording import PgChatRecording
 from runtime.services.record import parse_record
@@ -184,6 +184,19 @@ class PgRecordStore:
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
+
+    # ------------------------------------------------------------ handing over (LeaseHandoff)
+
+    async def wanted(self) -> list[str]:
+        """Sessions this store holds that another process waits for (`Lease.take`)."""
+        if self._pool is None:
+            return []
+        rows = await self._pool.fetch(WANTED, self.holder, self.wait_s)
+        return [row["session_id"] for row in rows]
+
+    async def refuse(self, session_id: str, why: str) -> None:
+        pool = await self.pool()
+        await pool.execute(REFUSE, session_id, self.holder, why)
 
     # ------------------------------------------------------------ for the recordings
 

@@ -47,11 +47,13 @@ async def test_updates_go_to_every_client_with_a_cursor_and_a_late_client_can_ca
     channel.notify("session/update", update("a"))
     channel.attach(conn(second))
     channel.notify("session/update", update("b"))
-    assert [p["_meta"]["adkAcp"]["cursor"] for _, p in first.notes] == [1, 2]
+    cursors = [p["_meta"]["adkAcp"]["cursor"] for _, p in first.notes]
+    assert channel.opened <= cursors[0] < cursors[1] == channel.cursor  # microseconds, increasing
     assert [p["update"]["text"] for _, p in second.notes] == ["b"]
     late = Client()
     assert channel.replay_since(conn(late), 0) == 2
     assert [p["update"]["text"] for _, p in late.notes] == ["a", "b"]
+    assert channel.replay_since(conn(late), cursors[0]) == 1
 
 
 async def test_only_to_sends_to_one_client_and_logs_nothing() -> None:
@@ -62,7 +64,7 @@ async def test_only_to_sends_to_one_client_and_logs_nothing() -> None:
     with only_to(conn(second)):
         channel.notify("session/update", update("replayed"))
     assert first.notes == [] and len(second.notes) == 1
-    assert channel.cursor == 0
+    assert channel.cursor == channel.opened - 1
 
 
 async def test_the_first_answer_wins_and_the_others_are_cancelled() -> None:

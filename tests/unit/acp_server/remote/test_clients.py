@@ -30,6 +30,12 @@ async def test_answers_and_updates_go_to_the_stream_of_their_session(tmp_path: P
     answer = await client.initialize(init, timeout=30)
     assert answer["id"] == 1 and "result" in answer
     assert _drain(client, None) == []  # the initialize answer is the POST's body only
+    # before a session's stream is opened (a resume on a new connection), its messages
+    # go to the connection's stream, where the SDKs look for them
+    client._route(b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1"}}')
+    assert [m["params"]["sessionId"] for m in _drain(client, None)] == ["s1"]
+    client.stream("s1")  # the client opened s1's and s2's streams (GET with Acp-Session-Id)
+    client.stream("s2")
     # a request posted for session s1 (answered at once: -32601) is answered on s1's stream
     client.post({"jsonrpc": "2.0", "id": 2, "method": "session/unknown", "params": {}}, "s1")
     client._route(b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s2"}}')
