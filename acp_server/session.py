@@ -88,7 +88,7 @@ class AcpSession:
 
     @property
     def running(self) -> bool:
-        """A turn runs, or a `session/prompt` waits for its answer."""
+        """A turn runs, or a `session/prompt` waits for its answer (ACP v2's `running`)."""
         return self._prompting or bool(self._prompt_tasks)
 
     @property
@@ -124,11 +124,6 @@ class AcpSession:
             mapper = self._children[child_id] = UpdateMapper(list, lambda: "", self.client)
         for update in mapper.map(event):
             self.conn.notify("session/update", {"sessionId": child_id, "update": update})
-
-    @property
-    def busy(self) -> bool:
-        """A turn is running (ACP v2's `running` state)."""
-        return self._prompting
 
     def send_update(self, update: Any) -> None:
         self.conn.notify("session/update", {"sessionId": self.id, "update": update})

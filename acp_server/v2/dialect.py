@@ -122,7 +122,7 @@ class V2Dialect:
         else:
             raise invalid_params(f"replayFrom {replay!r} is not supported by this agent")
         session = self.state.session(str(opening.get("sessionId")))
-        self.conn.notify("session/update", _state_update(session.id, session.busy))
+        self.conn.notify("session/update", _state_update(session.id, session.running))
         return {"configOptions": config_options_v2(answer.get("configOptions", []))}
 
     async def _set_config_option(self, params: Any) -> dict[str, Any]:
