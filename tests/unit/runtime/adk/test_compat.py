@@ -4,6 +4,8 @@ provider), and skipped only when nothing would."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -66,3 +68,20 @@ def test_installed_once() -> None:
     installed = tracing.trace_inference_result
     compat.quiet_inference_results()
     assert tracing.trace_inference_result is installed
+
+
+def test_httpx_without_its_command_line_client() -> None:
+    """httpx works as the agent uses it, without importing click, rich or pygments."""
+    code = """
+import sys
+from runtime.adk.compat import skip_httpx_cli
+skip_httpx_cli()
+import httpx
+transport = httpx.MockTransport(lambda request: httpx.Response(200, text="ok"))
+assert httpx.Client(transport=transport).get("http://x/").text == "ok"
+print(sorted(m for m in ("click", "rich", "pygments") if m in sys.modules))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
