@@ -329,10 +329,9 @@ def main(argv: list[str] | None = None) -> int:
         return _remote(argv)
     if "--login" in argv:
         return _login()
-    from runtime.adk.compat import skip_httpx_cli, use_httpx_for_genai
+    from runtime.adk.compat import use_httpx_for_genai
 
     use_httpx_for_genai()
-    skip_httpx_cli()
     if any(flag in argv for flag in _EXITING_FLAGS):
         build_parser().parse_args(argv)  # prints and exits
     if _wants_headless(argv):
