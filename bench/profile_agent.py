@@ -1,6 +1,7 @@
 """Profile one warm path of `adk-acp` with cProfile, in the agent process itself.
 
-    .venv/bin/python bench/profile_agent.py [--path prompt|stream|session_new|first_session_new]
+    .venv/bin/python bench/profile_agent.py
+        [--path prompt|first_chunk|stream|session_new|first_session_new]
         [--count N] [--after N] [--api] [--sort tottime|cumulative] [--top 30] [--out FILE]
 
 The agent runs under this file (`--agent-side`): cProfile is armed on SIGUSR1 and
@@ -8,6 +9,9 @@ dumped on SIGUSR2, so only the window between the two is profiled: after the
 background warm-up has settled and after one cold prompt, the driver sends SIGUSR1,
 runs `--count` prompts (or 200-chunk streams, or `session/new`s), sends SIGUSR2 and
 prints the top functions; `first_session_new` profiles just the first `session/new`.
+`first_chunk` profiles only what a warm prompt does before its first chunk: the window
+opens (SIGUSR1) before each prompt is sent and closes as the agent writes that prompt's
+first `agent_message_chunk`, and the prompt → first chunk times are printed too.
 `--after N` first runs N unprofiled prompts (no pause), to see a long session's turns.
 `--api` runs the agent in API-key mode against the fake Gemini server instead of
 `--fake-responses`. cProfile sees the main thread, where the event loop and every
@@ -26,6 +30,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -43,10 +48,13 @@ from bench.script import STREAM_CHUNKS  # noqa: E402
 
 
 def agent_side(out: str, argv: list[str]) -> int:
-    """Run `adk-acp` with a cProfile window opened by SIGUSR1 and dumped by SIGUSR2."""
+    """Run `adk-acp` with a cProfile window opened by SIGUSR1 and dumped by SIGUSR2
+    (with `ADK_ACP_PROFILE_UNTIL_CHUNK=1`, also closed by the next first chunk written)."""
     import cProfile
 
     profiler = cProfile.Profile()
+    if os.environ.get("ADK_ACP_PROFILE_UNTIL_CHUNK") == "1":
+        _close_on_first_chunk(profiler)
 
     def start(*_: object) -> None:
         profiler.enable()
@@ -60,6 +68,24 @@ def agent_side(out: str, argv: list[str]) -> int:
     from acp_server.cli import main
 
     return main(argv)
+
+
+def _close_on_first_chunk(profiler: Any) -> None:
+    """Disable `profiler` as the agent writes a message chunk (on the loop's thread, the
+    one the window was opened on)."""
+    import threading
+
+    from acp_server.stdio import Output
+
+    write = Output.write
+    main_thread = threading.get_ident()
+
+    def write_and_close(self: Output, data: bytes) -> None:
+        if b'"agent_message_chunk"' in data and threading.get_ident() == main_thread:
+            profiler.disable()
+        write(self, data)
+
+    Output.write = write_and_close  # type: ignore[method-assign]
 
 
 @contextmanager
@@ -87,6 +113,8 @@ def drive(path: str, count: int, out: Path, api: bool = False, after: int = 0) -
     """Start the profiled agent, settle, run `count` rounds of `path` inside the window."""
     with sandbox() as box, model_source(box, path, count, api, after) as (flags, env):
         argv = [sys.executable, __file__, "--agent-side", str(out), "--", *flags]
+        if path == "first_chunk":
+            env = {**env, "ADK_ACP_PROFILE_UNTIL_CHUNK": "1"}
         with AgentProcess.spawn(argv, env=env, cwd=box.workspace) as agent:
             agent.initialize().result  # noqa: B018
             agent.wait_idle(at_least=SETTLE_MIN_S, at_most=SETTLE_MAX_S)
@@ -100,14 +128,20 @@ def drive(path: str, count: int, out: Path, api: bool = False, after: int = 0) -
                 for i in range(after):
                     agent.prompt(session_id, f"prompt {i}")
                 agent.drain(WARM_PAUSE_S)
-                os.kill(agent.pid, signal.SIGUSR1)
-                agent.drain(0.05)
-                for _ in range(count):
+                firsts: list[float] = []
+                for i in range(count):
+                    if i == 0 or path == "first_chunk":
+                        os.kill(agent.pid, signal.SIGUSR1)
+                        agent.drain(0.05)
                     if path == "session_new":
                         agent.new_session(box.workspace)
                     else:
-                        agent.prompt(session_id, "again")
+                        firsts.append(agent.prompt(session_id, "again").to_first_chunk)
                     agent.drain(WARM_PAUSE_S)
+                if path == "first_chunk":
+                    ms = sorted(f * 1000 for f in firsts)
+                    median = ms[len(ms) // 2]
+                    sys.stdout.write(f"prompt → 1st chunk under the profiler: {median:.1f} ms\n")
             os.kill(agent.pid, signal.SIGUSR2)
             deadline = time.perf_counter() + 10
             while not out.exists() and time.perf_counter() < deadline:
@@ -124,9 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--path",
-        choices=["prompt", "stream", "session_new", "first_session_new"],
+        choices=["prompt", "first_chunk", "stream", "session_new", "first_session_new"],
         default="prompt",
-        help=f"what to profile: short prompts, {STREAM_CHUNKS}-chunk streams, "
+        help=f"what to profile: short prompts, a warm prompt up to its first chunk, "
+        f"{STREAM_CHUNKS}-chunk streams, "
         "repeated session/new, or the first session/new of a warmed-up "
         "process (default prompt)",
     )

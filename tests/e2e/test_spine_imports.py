@@ -2,8 +2,8 @@
 `session/new`, a prompt with an @-mention and a tool call, and a `session/load`
 without ever importing the `agent-client-protocol` package (`acp`): its messages are
 our own light models (`acp_server.schema`), still checked against the official
-schema by the client. Python's own import log (`PYTHONPROFILEIMPORTTIME`) says what
-the process imported."""
+schema by the client; nor httpx's command-line client (click, rich, pygments).
+Python's own import log (`PYTHONPROFILEIMPORTTIME`) says what the process imported."""
 
 from __future__ import annotations
 
@@ -48,3 +48,7 @@ async def test_serving_a_session_never_imports_the_acp_package(
     assert "modes" in loaded
     assert client.violations == []  # every message matched the official schema
     assert _acp_modules(client.stderr_text) == []
+    # httpx's command-line client and what it pulls in stay out (runtime/adk/compat.py)
+    imported = {record.name for record in parse_importtime(client.stderr_text)}
+    assert {"httpx", "google.genai"} <= imported
+    assert imported.isdisjoint({"click", "rich", "pygments"})
