@@ -14,6 +14,7 @@ a word (killed by a signal), and exits after `ADK_ACP_WARM_IDLE_S` with no child
 from __future__ import annotations
 
 import fcntl
+import gc
 import logging
 import os
 import selectors
@@ -26,7 +27,7 @@ from typing import Any
 
 from acp_server.warm import place, wire
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("acp_server.warm.server")  # also when run as __main__
 
 HANDSHAKE_TIMEOUT_S = 5.0
 STALE_CHECK_S = 60.0
@@ -42,6 +43,11 @@ def warm_zygote() -> None:
 
     use_httpx_for_genai()
     warm_up()  # imports, one scripted turn, gc.freeze(); no credentials here
+    from acp_server.warm.rehearsal import rehearse
+
+    rehearse()
+    gc.collect()
+    gc.freeze()  # what the rehearsal left, out of the collector's sight as well
 
 
 def stray_threads() -> list[str]:
@@ -205,8 +211,9 @@ def _stop(*_: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("acp_server").setLevel(logging.INFO)
     folder = place.folder(os.environ) if not args else args[0]
     key = place.install_key()
     lock_fd = _take_lock(folder, key)
