@@ -107,7 +107,7 @@ class Server:
             return
         conn.settimeout(HANDSHAKE_TIMEOUT_S)
         try:
-            request = self._request(conn)
+            request = read_request(conn, self.key)
         except (wire.WireError, OSError) as exc:
             logger.warning("refused a spawn: %s", exc)
             wire.send_line(conn, {"refused": str(exc)})
@@ -131,25 +131,6 @@ class Server:
         self.children[pid] = conn
         logger.info("child %d serves a spawn (%d live)", pid, len(self.children))
 
-    def _request(self, conn: socket.socket) -> tuple[list[str], dict[str, str], list[int]]:
-        uid = wire.peer_uid(conn)
-        if uid != os.getuid():
-            raise wire.WireError(f"a process of uid {uid} is not served by uid {os.getuid()}")
-        request, fds = wire.recv_request(conn)
-        argv, env = request.get("argv"), request.get("env")
-        problem = ""
-        if request.get("key") != self.key:
-            problem = f"installation {request.get('key')!r} is not this server's {self.key!r}"
-        elif not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
-            problem = "argv is not a list of strings"
-        elif not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
-            problem = "env is not an object of strings"
-        if problem:
-            _close(fds)
-            raise wire.WireError(problem)
-        assert isinstance(argv, list) and isinstance(env, dict)
-        return argv, env, fds
-
     def _reap(self) -> None:
         try:
             while os.read(self.wake_r, 512):
@@ -169,6 +150,29 @@ class Server:
             if conn is not None:
                 wire.send_line(conn, {"exit": 128 - code if code < 0 else code})
                 conn.close()
+
+
+def read_request(conn: socket.socket, key: str) -> tuple[list[str], dict[str, str], list[int]]:
+    """A spawn's argv, environment and descriptors; WireError when it is not served: not
+    this uid (SO_PEERCRED, checked before anything is read), another installation, or a
+    malformed request."""
+    uid = wire.peer_uid(conn)
+    if uid != os.getuid():
+        raise wire.WireError(f"a process of uid {uid} is not served by uid {os.getuid()}")
+    request, fds = wire.recv_request(conn)
+    argv, env = request.get("argv"), request.get("env")
+    problem = ""
+    if request.get("key") != key:
+        problem = f"installation {request.get('key')!r} is not this server's {key!r}"
+    elif not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+        problem = "argv is not a list of strings"
+    elif not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
+        problem = "env is not an object of strings"
+    if problem:
+        _close(fds)
+        raise wire.WireError(problem)
+    assert isinstance(argv, list) and isinstance(env, dict)
+    return argv, env, fds
 
 
 def _close(fds: list[int]) -> None:
