@@ -22,6 +22,7 @@ import threading
 
 from acp_server import __version__
 from acp_server.stdio import Output, StdinReader, Trace, answer_initialize
+from acp_server.warm.client import serve_warm
 
 TYPE_CHECKING = False  # argparse, logging and typing load after the first answer
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from typing import IO, Any, NoReturn
 
 TRACE_ENV = "ADK_ACP_TRACE_FILE"
+WARM_HELP = "serve cold: neither use nor start the warm per-user server (or ADK_ACP_NO_WARM=1)"
 EXIT_GRACE_S = 0.8
 
 
@@ -44,12 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_agent_options(parser)
     _add_log_options(parser)
     _add_headless_options(parser)
-    parser.add_argument(
-        "--no-warm",
-        action="store_true",
-        help="serve cold in this process: neither use nor start the warm per-user server "
-        "that answers later spawns at once (or set ADK_ACP_NO_WARM=1)",
-    )
+    parser.add_argument("--no-warm", action="store_true", help=WARM_HELP)
     parser.add_argument("--experimental-acp", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--version", action="version", version=f"adk-acp {__version__}")
     return parser
@@ -189,6 +186,8 @@ def _setup_logging(args: argparse.Namespace) -> None:
     if args.log_level == "DEBUG":
         root.setLevel(logging.DEBUG)
         logging.getLogger("pygls").setLevel(logging.INFO)
+    if (warm := sys.modules.get("acp_server.warm.client")) is not None:
+        warm.log_how_served()  # warm child, or cold and why
 
 
 def _load_server_modules() -> None:
@@ -223,8 +222,7 @@ def _flags(args: argparse.Namespace) -> Any:
 
 
 _EXITING_FLAGS = ("-h", "--help", "--version")
-exit_hooks: list[Callable[[int], object]] = []
-"""Called with the exit code just before exiting (a warm child tells its spawn)."""
+exit_hooks: list[Callable[[int], object]] = []  # called with the code (a warm child's report)
 
 
 def _exit_now(code: int) -> NoReturn:
@@ -334,28 +332,12 @@ def _remote(argv: list[str]) -> int:
     return remote_main(argv, CliParts(_add_agent_options, _setup_logging, _flags))
 
 
-def _serve_warm(argv: list[str]) -> int | None:
-    """This spawn served by the warm per-user server (`acp_server/warm/`): the exit code,
-    or None to serve cold here (a server is then started for the next spawns)."""
-    from acp_server.warm import place
-
-    if any(flag in argv for flag in _EXITING_FLAGS) or _wants_headless(argv):
-        return None
-    if not place.wanted(argv, os.environ):
-        return None
-    from acp_server.warm.client import serve_warm
-
-    return serve_warm(argv)
-
-
 def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] in (["serve"], ["connect"]):
         return _remote(argv)
     if "--login" in argv:
         return _login()
-    if warm and (code := _serve_warm(argv)) is not None:
-        return code
     from runtime.adk.compat import use_httpx_for_genai
 
     use_httpx_for_genai()
@@ -363,6 +345,8 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
         build_parser().parse_args(argv)  # prints and exits
     if _wants_headless(argv):
         _headless(argv)
+    if warm and (code := serve_warm(argv)) is not None:  # served by a warm server's child
+        return code
     output = Output(_claim_stdout())
     stdin = sys.stdin.buffer
 
@@ -383,7 +367,6 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
     except SystemExit as exc:  # a bad flag, reported by argparse on stderr
         _exit_now(exc.code if isinstance(exc.code, int) else 2)
     _setup_logging(args)
-    _log_how_served()
     trace_path = args.trace_file or os.environ.get(TRACE_ENV)
     trace = Trace(str(trace_path)) if trace_path else None
     if trace is not None:
@@ -406,19 +389,9 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
     from acp_server.tracing import flush
 
     flush()  # spans still buffered (a no-op unless OTEL_* asked for export)
-    for handler in logging.getLogger().handlers:
-        handler.flush()
     if trace is not None:
         trace.close()
-    _exit_now(code)
-
-
-def _log_how_served() -> None:
-    warm = sys.modules.get("acp_server.warm.client")
-    if warm is not None and warm.how_served:
-        import logging
-
-        logging.getLogger("acp_server.warm").info("%s", warm.how_served)
+    _exit_now(code)  # logs flushed
 
 
 if __name__ == "__main__":

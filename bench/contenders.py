@@ -123,6 +123,7 @@ def warm_server(who: Contender, ready_s: float = 300.0) -> Iterator[int]:
         finally:
             server.terminate()
             server.wait(timeout=30)
+            place.stop_server(folder, key)  # one a spawn started (sources changed mid-run)
 
 
 def peer_cache() -> Path:

@@ -39,8 +39,11 @@ _SERVER_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_EN
 
 
 def serve_warm(argv: list[str]) -> int | None:
-    """Serve this spawn through the warm server: the child's exit code, or None (cold)."""
+    """Serve this spawn through the warm server: the child's exit code, or None (cold;
+    also when opted out: `--no-warm`, `ADK_ACP_NO_WARM`)."""
     global how_served
+    if not place.wanted(argv, os.environ):
+        return None
     try:
         folder = place.folder(os.environ)
     except place.PlaceError as exc:
@@ -66,7 +69,11 @@ def _served(sock: socket.socket, key: str, argv: list[str]) -> int | None:
     if wire.peer_uid(sock) != os.getuid():
         how_served = "cold: the warm server's socket belongs to another user"
         return None
-    cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    try:  # O_PATH: a folder we may enter but not list is handed over too
+        cwd = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+    except OSError as exc:
+        how_served = f"cold: the working folder cannot be handed over ({exc})"
+        return None
     request = {"key": key, "argv": argv, "env": dict(os.environ)}
     sock.settimeout(REPLY_TIMEOUT_S)
     try:
@@ -141,3 +148,11 @@ def start_server(folder: str, key: str) -> bool:
             os._exit(0)
     os.waitpid(pid, 0)
     return True
+
+
+def log_how_served() -> None:
+    """Log `how_served` (called once logging is set up)."""
+    if how_served:
+        import logging
+
+        logging.getLogger("acp_server.warm").info("%s", how_served)

@@ -18,7 +18,6 @@ from acp_server import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
 
 NO_WARM_ENV = "ADK_ACP_NO_WARM"
 """Set (to anything but '', '0') to serve every spawn cold and start no server."""
@@ -79,31 +78,31 @@ def install_key() -> str:
     """16 hex digits naming this installation (version, interpreter, installed files)."""
     import hashlib
 
-    digest = hashlib.sha256()
-    digest.update(f"{__version__}\0{os.path.realpath(sys.executable)}\0{sys.version}".encode())
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    root = os.path.dirname(here)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parts = [__version__, os.path.realpath(sys.executable), sys.version, root]
     for package in _PACKAGES:
-        _hash_tree(digest, os.path.join(root, package), root)
-    return digest.hexdigest()[:16]
+        parts += _file_stats(os.path.join(root, package))
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
-def _hash_tree(digest: Any, top: str, root: str) -> None:
+def _file_stats(top: str) -> list[str]:
+    """`path mtime size` of every `.py` file under `top`, sorted."""
+    found: list[str] = []
     stack = [top]
     while stack:
-        path = stack.pop()
         try:
-            entries = sorted(os.scandir(path), key=lambda e: e.name)
+            entries = list(os.scandir(stack.pop()))
         except OSError:
             continue
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name != "__pycache__":
-                    stack.append(entry.path)
-            elif entry.name.endswith(".py"):
+            name = entry.name
+            if name.endswith(".py"):
                 st = entry.stat()
-                rel = os.path.relpath(entry.path, root)
-                digest.update(f"{rel}\0{st.st_mtime_ns}\0{st.st_size}\n".encode())
+                found.append(f"{entry.path} {st.st_mtime_ns} {st.st_size}")
+            elif name != "__pycache__" and entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    found.sort()
+    return found
 
 
 def socket_path(place: str, key: str) -> str:

@@ -65,8 +65,12 @@ def stray_threads() -> list[str]:
 class Server:
     """The accept-and-fork loop over one listening socket."""
 
-    def __init__(self, listener: socket.socket, key: str, idle_s: float, lock_fd: int) -> None:
+    def __init__(
+        self, listener: socket.socket, path: str, key: str, idle_s: float, lock_fd: int
+    ) -> None:
         self.listener = listener
+        self.path = path
+        self.inode = os.stat(path).st_ino
         self.key = key
         self.idle_s = idle_s
         self.lock_fd = lock_fd
@@ -96,9 +100,15 @@ class Server:
             elif time.monotonic() - idle_since >= self.idle_s:
                 logger.info("no child for %.0f s: exiting", self.idle_s)
                 return
-            elif place.install_key() != self.key:
-                logger.info("the installation has changed: exiting")
+            elif place.install_key() != self.key or not self._socket_is_ours():
+                logger.info("the installation has changed, or the socket is gone: exiting")
                 return
+
+    def _socket_is_ours(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except OSError:
+            return False
 
     def _accept(self) -> None:
         try:
@@ -236,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     inode = os.stat(path).st_ino
     logger.info("ready in %.2f s: %s", time.monotonic() - started, path)
     try:
-        Server(listener, key, place.idle_s(os.environ), lock_fd).run()
+        Server(listener, path, key, place.idle_s(os.environ), lock_fd).run()
     finally:
         try:
             if os.stat(path).st_ino == inode:  # not a newer server's socket
