@@ -25,18 +25,16 @@ from acp_server.warm import client, wire
 logger = logging.getLogger(__name__)
 
 
-def become(
-    conn: socket.socket, fds: list[int], argv: list[str], env: dict[str, str], inherited: list[int]
-) -> NoReturn:
+def become(conn: socket.socket, fds: list[int], argv: list[str], env: dict[str, str]) -> NoReturn:
     """Run the spawn's agent in this forked process; never returns."""
     code = 1
     try:
-        _leave_server(inherited)
+        _leave_server()
         _take_spawn(fds, env, argv)
         conn.settimeout(None)
         client.how_served = f"warm: served by child {os.getpid()} of the warm server {os.getppid()}"
-        if not wire.send_line(conn, {"ok": os.getpid()}):
-            os._exit(1)  # the spawn has gone: nothing was read from its stdin
+        if not (wire.send_line(conn, {"ok": os.getpid()}) and _go(conn)):
+            os._exit(1)  # the spawn has gone (or served itself cold): stdin untouched
         threading.Thread(
             target=_watch_client, args=(conn,), name="warm-client", daemon=True
         ).start()
@@ -52,10 +50,7 @@ def become(
     os._exit(code)
 
 
-def _leave_server(inherited: list[int]) -> None:
-    signal.set_wakeup_fd(-1)
-    for fd in inherited:
-        os.close(fd)
+def _leave_server() -> None:
     for signum in (signal.SIGCHLD, signal.SIGTERM):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -80,6 +75,19 @@ def _take_spawn(fds: list[int], env: dict[str, str], argv: list[str]) -> None:
     for handler in logging.getLogger().handlers:  # the zygote's log: now the spawn's stderr
         if isinstance(handler, logging.StreamHandler):
             handler.setStream(sys.stderr)
+
+
+def _go(conn: socket.socket) -> bool:
+    """The spawn's answer to our `ok`: `go`, or EOF when it gave up waiting for us."""
+    conn.settimeout(wire.GO_TIMEOUT_S)
+    data = b""
+    try:
+        while len(data) < len(wire.GO) and (chunk := conn.recv(len(wire.GO) - len(data))):
+            data += chunk
+    except OSError:
+        return False
+    conn.settimeout(None)
+    return data == wire.GO
 
 
 def _watch_client(conn: socket.socket) -> None:

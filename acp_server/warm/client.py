@@ -90,6 +90,11 @@ def _served(sock: socket.socket, key: str, argv: list[str]) -> int | None:
         reason = (first or {}).get("refused") or f"no child started: {first or 'closed'}"
         how_served = f"cold: the warm server refused ({reason})"
         return None
+    try:
+        sock.sendall(wire.GO)
+    except OSError as exc:
+        how_served = f"cold: the warm child went away ({exc})"
+        return None
     sock.settimeout(None)
     _forward_signals(child)
     while True:

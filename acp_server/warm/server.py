@@ -118,6 +118,9 @@ class Server:
         conn.settimeout(HANDSHAKE_TIMEOUT_S)
         try:
             request = read_request(conn, self.key)
+        except wire.NoRequest:
+            conn.close()  # a probe (`place.ready`): connected, sent nothing
+            return
         except (wire.WireError, OSError) as exc:
             logger.warning("refused a spawn: %s", exc)
             wire.send_line(conn, {"refused": str(exc)})
@@ -134,12 +137,22 @@ class Server:
         if pid == 0:
             from acp_server.warm.child import become
 
-            inherited = [self.listener.fileno(), self.wake_r, self.wake_w, self.lock_fd]
-            inherited += [c.fileno() for c in self.children.values()]
-            become(conn, fds, argv, env, inherited)
+            self._leave()
+            become(conn, fds, argv, env)
         _close(fds)
         self.children[pid] = conn
         logger.info("child %d serves a spawn (%d live)", pid, len(self.children))
+
+    def _leave(self) -> None:
+        """In a forked child: close what is the server's (its socket, pipe, lock and the
+        connections of the other children), so only the server holds them."""
+        signal.set_wakeup_fd(-1)
+        self.selector.close()
+        self.listener.close()
+        for other in self.children.values():
+            other.close()
+        for fd in (self.wake_r, self.wake_w, self.lock_fd):
+            os.close(fd)
 
     def _reap(self) -> None:
         try:

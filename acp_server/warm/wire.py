@@ -6,6 +6,8 @@ its first bytes. Server or child → client: JSON lines: `{"ok": pid}` (sent by 
 child itself before it reads stdin: only then does a spawn count as served),
 `{"refused": reason}` (the server serves nobody for this request), `{"exit": code}`
 (the child's exit code, from the child as it exits or from the server that reaped it).
+The client answers `ok` with `go\n`; a child that gets EOF instead (the spawn gave up
+waiting and serves cold) exits without touching stdin.
 """
 
 from __future__ import annotations
@@ -23,10 +25,17 @@ MAX_REQUEST = 4 << 20
 """A request larger than this (argv and environment) is refused."""
 FDS = 4  # stdin, stdout, stderr, the working folder
 _LENGTH = struct.Struct(">I")
+GO = b"go\n"
+"""The spawn's answer to the child's `ok`: only then does the child read stdin."""
+GO_TIMEOUT_S = 60.0
 
 
 class WireError(Exception):
     """A malformed or incomplete message."""
+
+
+class NoRequest(WireError):
+    """The connection closed before any byte (a readiness probe)."""
 
 
 def send_request(sock: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
@@ -49,6 +58,8 @@ def recv_request(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
             fds.frombytes(payload[:usable])
     received = list(fds)
     try:
+        if not data:
+            raise NoRequest("closed before a request")
         request = _read_body(sock, data)
         if len(received) != FDS:
             raise WireError(f"expected {FDS} file descriptors, got {len(received)}")

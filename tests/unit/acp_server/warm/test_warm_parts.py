@@ -92,3 +92,16 @@ def test_the_server_refuses_another_uid_and_another_installation(
         os.close(cwd)
         with pytest.raises(wire.WireError, match="installation 'other'"):
             server.read_request(right, "k")
+
+
+def test_the_child_reads_stdin_only_after_the_spawns_go() -> None:
+    """A spawn that gave up waiting (EOF instead of `go`) serves cold: the child must not
+    start."""
+    from acp_server.warm.child import _go
+
+    for sent, expected in ((wire.GO, True), (b"", False), (b"no\n", False)):
+        left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        with left, right:
+            left.sendall(sent)
+            left.shutdown(socket.SHUT_WR)
+            assert _go(right) is expected
