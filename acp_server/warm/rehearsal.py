@@ -4,18 +4,21 @@
 dispatch, our schema models built on first use, the session layer, the updates mapping,
 a tool call's path, the recorder, a `session/load` replay) is built here once, in the
 server, before it forks: `initialize`, `session/new`, a prompt whose model turn calls
-`read_file` and then answers, a prompt answered with text, a `session/load` of that
-session. In its own temporary HOME and workspace, on a `--fake-responses` script, with
-no credentials; everything is closed after, and no thread is left.
+`read_file` and then answers, a prompt answered with text; then, on a new connection, a
+`session/load` of that session from its record and a prompt. In its own temporary HOME
+and workspace, on a `--fake-responses` script, with no credentials; everything is closed
+after, and no thread is left.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import logging
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -56,14 +59,14 @@ class _Client:
             await asyncio.sleep(0.005)
         raise TimeoutError(f"{method} was not answered")
 
+    async def prompt(self, session: str, text: str) -> None:
+        prompt = [{"type": "text", "text": text}]
+        await self.call("session/prompt", {"sessionId": session, "prompt": prompt})
+
 
 async def _conversation(root: Path) -> None:
-    from acp_server.server import ServerOptions, serve_on
-    from acp_server.stdio import Output
-    from acp_server.transport import JsonRpcConnection
-    from runtime.config import AgentFlags
-    from runtime.processes import kill_all
-
+    """A session opened and prompted, closed; then, as a new editor would, loaded from
+    the record (the replay's path) and prompted again."""
     home, workspace = root / "home", root / "workspace"
     home.mkdir()
     workspace.mkdir()
@@ -71,7 +74,27 @@ async def _conversation(root: Path) -> None:
     script = root / "script.jsonl"
     read = {"functionCall": {"name": "read_file", "args": {"file_path": "README.md"}}}
     turns = [_turn(read), _turn({"text": "Read."}), _turn({"text": "Hello."})]
-    script.write_text("\n".join(turns) + "\n", encoding="utf-8")
+    script.write_text("\n".join(turns + [turns[-1]]) + "\n", encoding="utf-8")
+    async with _connected(root, script, home) as client:
+        opened = await client.call("session/new", {"cwd": str(workspace), "mcpServers": []})
+        session = opened["sessionId"]
+        for text in ("read the README", "hello"):
+            await client.prompt(session, text)
+    async with _connected(root, script, home) as client:
+        params = {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+        await client.call("session/load", params)
+        await client.prompt(session, "and now?")
+
+
+@contextlib.asynccontextmanager
+async def _connected(root: Path, script: Path, home: Path) -> AsyncIterator[_Client]:
+    """An initialized connection to a fresh server state; its sessions closed after."""
+    from acp_server.server import ServerOptions, serve_on
+    from acp_server.stdio import Output
+    from acp_server.transport import JsonRpcConnection
+    from runtime.config import AgentFlags
+    from runtime.processes import kill_all
+
     buffer = io.BytesIO()
     conn = JsonRpcConnection(Output(buffer))
     flags = AgentFlags(fake_responses=script, sessions_dir=root / "sessions")
@@ -79,13 +102,7 @@ async def _conversation(root: Path) -> None:
     client = _Client(conn, buffer)
     try:
         await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-        opened = await client.call("session/new", {"cwd": str(workspace), "mcpServers": []})
-        session = opened["sessionId"]
-        for text in ("read the README", "hello"):
-            prompt = [{"type": "text", "text": text}]
-            await client.call("session/prompt", {"sessionId": session, "prompt": prompt})
-        params = {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
-        await client.call("session/load", params)
+        yield client
     finally:
         await state.shutdown()
         kill_all()
