@@ -150,7 +150,8 @@ async def test_the_child_ends_with_its_spawn(
     warm: WarmPlace, make_agent: MakeAgent, tmp_path: Path
 ) -> None:
     """The editor closing stdin ends child and spawn (code 0); the spawn SIGKILLed (Zed
-    kills the process group; the child is not in it) ends the child too."""
+    kills the process group; the child is not in it) ends the child too; a SIGTERM to
+    the spawn is forwarded to the child, whose death is the spawn's exit code."""
     d = dirs(tmp_path)
     closing, _ = await start_session(make_agent, d, env=warm.env(GEMINI_API_KEY="x"))
     killed, _ = await start_session(make_agent, d, env=warm.env(GEMINI_API_KEY="x"))
@@ -165,6 +166,13 @@ async def test_the_child_ends_with_its_spawn(
     await wait_until(lambda: not _alive(killed_child), 30, "the child ends with its spawn")
     await killed.close(expect_exit_code=None, check=False)
     assert warm.pid() is not None
+    stopped, _ = await start_session(make_agent, d, env=warm.env(GEMINI_API_KEY="x"))
+    stopped_child, _ = await _served(stopped, "3rd")
+    assert stopped.process is not None
+    os.kill(stopped.process.pid, signal.SIGTERM)  # forwarded: the child dies of it
+    await wait_until(lambda: stopped.returncode is not None, 30, "the stopped spawn exits")
+    assert stopped.returncode == 128 + signal.SIGTERM and not _alive(stopped_child)
+    await stopped.close(expect_exit_code=None, check=False)
 
 
 _FOREIGN_SPAWN = """\
