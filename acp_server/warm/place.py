@@ -158,3 +158,28 @@ def stop_server(folder: str, key: str) -> int | None:
     except ProcessLookupError:
         return None
     return pid
+
+
+SWEEP_AGE_S = 300.0
+
+
+def sweep(folder: str, keep: str, min_age_s: float = SWEEP_AGE_S) -> list[str]:
+    """Remove the files of other installations' servers that are gone (a socket, lock and
+    log per key, left by upgrades and edits), older than `min_age_s`; the names removed."""
+    import time
+
+    now = time.time()
+    removed = []
+    for name in sorted(os.listdir(folder)):
+        key, dot, suffix = name.partition(".")
+        if not dot or key == keep or suffix not in ("sock", "lock", "log"):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            if now - os.lstat(path).st_mtime < min_age_s or server_pid(folder, key):
+                continue
+            os.unlink(path)
+        except OSError:
+            continue  # gone meanwhile
+        removed.append(name)
+    return removed

@@ -247,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     if lock_fd is None:
         logger.info("another server holds %s", place.lock_path(folder, key))
         return 0
+    swept = place.sweep(folder, key)
+    if swept:
+        logger.info("removed what servers of other installations left: %s", swept)
     signal.signal(signal.SIGTERM, _stop)
     started = time.monotonic()
     warm_zygote()

@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,16 @@ def test_the_child_reads_stdin_only_after_the_spawns_go() -> None:
             left.sendall(sent)
             left.shutdown(socket.SHUT_WR)
             assert _go(right) is expected
+
+
+def test_a_new_server_sweeps_what_gone_servers_of_other_installations_left(
+    tmp_path: Path,
+) -> None:
+    old = time.time() - 2 * place.SWEEP_AGE_S
+    names = ["aaaa.sock", "aaaa.lock", "aaaa.log", "bbbb.log", "mine.lock", "notes.txt"]
+    for name in names:
+        (tmp_path / name).write_text("12345678\n" if name.endswith(".lock") else "")
+        if not name.startswith("bbbb"):  # bbbb: too recent (an upgrade starting now)
+            os.utime(tmp_path / name, (old, old))
+    assert place.sweep(str(tmp_path), keep="mine") == ["aaaa.lock", "aaaa.log", "aaaa.sock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bbbb.log", "mine.lock", "notes.txt"]
