@@ -22,13 +22,16 @@ import threading
 
 from acp_server import __version__
 from acp_server.stdio import Output, StdinReader, Trace, answer_initialize
+from acp_server.warm.client import serve_warm
 
 TYPE_CHECKING = False  # argparse, logging and typing load after the first answer
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from typing import IO, Any, NoReturn
 
 TRACE_ENV = "ADK_ACP_TRACE_FILE"
+WARM_HELP = "serve cold: neither use nor start the warm per-user server (or ADK_ACP_NO_WARM=1)"
 EXIT_GRACE_S = 0.8
 
 
@@ -43,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_agent_options(parser)
     _add_log_options(parser)
     _add_headless_options(parser)
+    parser.add_argument("--no-warm", action="store_true", help=WARM_HELP)
     parser.add_argument("--experimental-acp", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--version", action="version", version=f"adk-acp {__version__}")
     return parser
@@ -182,6 +186,8 @@ def _setup_logging(args: argparse.Namespace) -> None:
     if args.log_level == "DEBUG":
         root.setLevel(logging.DEBUG)
         logging.getLogger("pygls").setLevel(logging.INFO)
+    if (warm := sys.modules.get("acp_server.warm.client")) is not None:
+        warm.log_how_served()  # warm child, or cold and why
 
 
 def _load_server_modules() -> None:
@@ -216,6 +222,7 @@ def _flags(args: argparse.Namespace) -> Any:
 
 
 _EXITING_FLAGS = ("-h", "--help", "--version")
+exit_hooks: list[Callable[[int], object]] = []  # called with the code (a warm child's report)
 
 
 def _exit_now(code: int) -> NoReturn:
@@ -226,6 +233,8 @@ def _exit_now(code: int) -> NoReturn:
     for handler in logging.getLogger().handlers:
         handler.flush()
     sys.stderr.flush()
+    for hook in exit_hooks:
+        hook(code)
     os._exit(code)
 
 
@@ -331,7 +340,7 @@ def _remote(argv: list[str]) -> int:
     return remote_main(argv, CliParts(_add_agent_options, _setup_logging, _flags))
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] in (["serve"], ["connect"]):
         return _remote(argv)
@@ -344,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         build_parser().parse_args(argv)  # prints and exits
     if _wants_headless(argv):
         _headless(argv)
+    if warm and (code := serve_warm(argv)) is not None:  # served by a warm server's child
+        return code
     output = Output(_claim_stdout())
     stdin = sys.stdin.buffer
 
@@ -386,11 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     from acp_server.tracing import flush
 
     flush()  # spans still buffered (a no-op unless OTEL_* asked for export)
-    for handler in logging.getLogger().handlers:
-        handler.flush()
     if trace is not None:
         trace.close()
-    os._exit(code)
+    _exit_now(code)  # logs flushed
 
 
 if __name__ == "__main__":

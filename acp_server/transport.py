@@ -20,6 +20,7 @@ serving.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -176,12 +177,19 @@ class _Server(JsonRPCServer):
         logger.debug("pygls reported %s: %s", getattr(source, "__name__", source), error)
 
 
+@functools.cache
+def shared_converter() -> Any:
+    """lsprotocol's converter, built once per process (~0.1 s of hook registration); the
+    warm server's zygote builds it, so its children's connections start with it."""
+    return get_converter()
+
+
 class JsonRpcConnection:
     """The connection to the client: feeds lines to pygls, installs the ACP methods on
     it, and sends our notifications and requests."""
 
     def __init__(self, output: Output) -> None:
-        self.server = _Server(protocol_cls=AcpRpcProtocol, converter_factory=get_converter)
+        self.server = _Server(protocol_cls=AcpRpcProtocol, converter_factory=shared_converter)
         self.protocol: AcpRpcProtocol = self.server.protocol  # type: ignore[assignment]
         self.protocol.set_writer(output, include_headers=False)
         self._output = output

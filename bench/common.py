@@ -78,7 +78,8 @@ class Sandbox:
         return self.root / "workspace"
 
     def env(self, **extra: str) -> dict[str, str]:
-        return {**clean_env(), "HOME": str(self.home), **extra}
+        """Agents serve cold unless a group asks for the warm server (first_bench.py)."""
+        return {**clean_env(), "HOME": str(self.home), "ADK_ACP_NO_WARM": "1", **extra}
 
     def script(self, name: str, short_turns: int, stream_turns: int) -> Path:
         """Write a `--fake-responses` file: short replies first, then 200-chunk ones."""

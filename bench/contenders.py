@@ -9,12 +9,15 @@ directory on first use and runs through `--acp --fake-responses` in a hermetic H
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +82,48 @@ def adk_contender(box: Sandbox, room: str = "user") -> Contender:
         home=home,
         workspace=_workspace(root),
     )
+
+
+def adk_warm_contender(box: Sandbox, room: str = "first") -> Contender:
+    """adk-acp served by the warm per-user server (`acp_server/warm/`): each spawn is a
+    fresh client process handed to a child of the server, whose folder is in the sandbox
+    (`warm_server` starts and stops it)."""
+    cold = adk_contender(box, room=f"{room}-warm")
+    runtime = box.root / "run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    env = {k: v for k, v in cold.env.items() if k != "ADK_ACP_NO_WARM"}
+    env["XDG_RUNTIME_DIR"] = str(runtime)
+    return dataclasses.replace(cold, name="adk-acp (warm server)", env=env)
+
+
+@contextmanager
+def warm_server(who: Contender, ready_s: float = 300.0) -> Iterator[int]:
+    """The warm server of `who`'s environment, started in the foreground (its pid), until
+    ready; stopped at the end."""
+    from acp_server.warm import client, place
+
+    folder = place.folder(who.env)
+    key = place.install_key()
+    with open(Path(folder, f"{key}.log"), "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-P", "-m", "acp_server.warm.server", folder],
+            env=client.server_env(who.env),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + ready_s
+            while not place.ready(folder, key):
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"no warm server: see {log.name}")
+                time.sleep(0.05)
+            yield server.pid
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            place.stop_server(folder, key)  # one a spawn started (sources changed mid-run)
 
 
 def peer_cache() -> Path:

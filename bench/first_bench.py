@@ -27,9 +27,11 @@ the time the first prompt is answered.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,9 +41,11 @@ from bench.contenders import (
     EDITED_FILE,
     Contender,
     adk_contender,
+    adk_warm_contender,
     gemini_contender,
     install_gemini_cli,
     peer_metric,
+    warm_server,
     write_script,
 )
 from bench.importtime import ImportRecord, parse_importtime
@@ -132,6 +136,10 @@ def _text_at_once(who: Contender, root: Path, run: FirstRun) -> None:
         run.session_new = created.t - agent.spawned_at
         run.first_chunk = _ended(agent, session, "hello") - agent.spawned_at
         run.rss_mb, run.processes = tree_rss_mb(agent.pid)
+        child = warm_child(agent)
+        if child is not None:  # the agent proper: the warm server's child, not the spawn's
+            rss, count = tree_rss_mb(child)
+            run.rss_mb, run.processes = run.rss_mb + rss, run.processes + count
         settle(agent, who.spec(root / "a.jsonl"))
         for _ in range(WARM_PROMPTS):
             agent.drain(WARM_PAUSE_S)
@@ -229,6 +237,15 @@ def run_once(who: Contender, root: Path, tag: str, recorded: str) -> FirstRun:
     return run
 
 
+WARM_CHILD = re.compile(r"warm: served by child (\d+)")
+
+
+def warm_child(agent: AgentProcess) -> int | None:
+    """The pid of the warm server's child serving this spawn (None: served cold)."""
+    found = WARM_CHILD.search(agent.stderr_text(limit=None))
+    return int(found.group(1)) if found else None
+
+
 def tree_rss_mb(pid: int) -> tuple[float, int]:
     """VmRSS summed over `pid` and its descendants (MB), and how many processes that is.
 
@@ -297,26 +314,56 @@ def import_table(chunk: float, records: Sequence[ImportRecord], top: int = IMPOR
 
 
 def measure_first(
-    box: Sandbox, samples: int, peer: str | None = None, profile: bool = True
+    box: Sandbox, samples: int, peer: str | None = None, profile: bool = True, warm: bool = True
 ) -> tuple[list[Metric], list[str]]:
-    """The issue-23 rows, and notes (load errors, replay sizes, the import profile)."""
+    """The issue-23 rows, and notes (load errors, replay sizes, the import profile).
+
+    `warm`: the same scenarios again, each spawn served by the warm per-user server
+    (started before the samples and left running through them; every spawn is fresh)."""
     ours = adk_contender(box, room="first")
     theirs = gemini_contender(box, install_gemini_cli(), room="first") if peer == "gemini" else None
-    contenders = [c for c in (ours, theirs) if c is not None]
-    recorded = {
-        c.name: record_sessions(c, box.root / c.home.parent.name, samples) for c in contenders
-    }
-    mine: list[FirstRun] = []
-    peers: list[FirstRun] = []
-    for i in range(samples):  # interleaved, so both see the same machine
-        mine.append(run_once(ours, box.root, f"a{i}", recorded[ours.name][i]))
-        if theirs is not None:
-            peers.append(run_once(theirs, box.root, f"g{i}", recorded[theirs.name][i]))
-    failed = [r.load_error for r in mine if r.load_error]
+    served = adk_warm_contender(box, room="first") if warm else None
+    notes: list[str] = []
+    with warm_server(served) if served is not None else nullcontext(0) as server:
+        contenders = [c for c in (ours, served, theirs) if c is not None]
+        recorded = {
+            c.name: record_sessions(c, box.root / c.home.parent.name, samples) for c in contenders
+        }
+        mine: list[FirstRun] = []
+        warmed: list[FirstRun] = []
+        peers: list[FirstRun] = []
+        for i in range(samples):  # interleaved, so all see the same machine
+            mine.append(run_once(ours, box.root, f"a{i}", recorded[ours.name][i]))
+            if served is not None:
+                warmed.append(run_once(served, box.root, f"w{i}", recorded[served.name][i]))
+            if theirs is not None:
+                peers.append(run_once(theirs, box.root, f"g{i}", recorded[theirs.name][i]))
+        if server:
+            rss, _ = tree_rss_mb(server)
+            notes.append(f"the warm server itself (the zygote, no child): {rss:.0f} MB RSS")
+    failed = [r.load_error for r in mine + warmed if r.load_error]
     if failed:
         raise RuntimeError(f"adk-acp could not load a recorded session: {failed[0]}")
 
     base = theirs.name if theirs is not None else ""
+    rows = first_rows(mine, peers, base)
+    if warmed:
+        rows += first_rows(warmed, peers, base, warm=True)
+    if profile:
+        chunk, records = import_profile(ours, box.root / ours.home.parent.name)
+        top = sorted(records, key=lambda r: -r.cumulative_s)[:IMPORTS_SHOWN]
+        notes.append(
+            f"imports by the first answer of an at-once start (first chunk at {chunk:.2f} s "
+            "under -X importtime; cumulative, two threads): "
+            + ", ".join(f"{r.name} {r.cumulative_s * 1000:.0f} ms" for r in top)
+        )
+    return rows, notes
+
+
+def first_rows(
+    mine: list[FirstRun], peers: list[FirstRun], base: str, *, warm: bool = False
+) -> list[Metric]:
+    """The rows of one agent's runs; `warm`: served by the warm server (keys `…_warm`)."""
 
     def metric(
         key: str,
@@ -334,8 +381,8 @@ def measure_first(
             mine,
             peers,
             base,
-            key,
-            label,
+            f"{key}_warm" if warm else key,
+            f"warm server: {label}" if warm else label,
             attr,
             unit=unit,
             target=target,
@@ -394,21 +441,16 @@ def measure_first(
             "rss_mb",
             unit="MB",
             target=130.0,
-            note="the agent's process tree: "
-            f"{statistics.median(r.processes for r in mine):.0f} process(es)"
+            note=(
+                "the spawn and its child of the warm server (which shares the server's pages): "
+                if warm
+                else "the agent's process tree: "
+            )
+            + f"{statistics.median(r.processes for r in mine):.0f} process(es)"
             + (f", peer {statistics.median(r.processes for r in peers):.0f}" if peers else ""),
         ),
     ]
-    notes: list[str] = []
-    if profile:
-        chunk, records = import_profile(ours, box.root / ours.home.parent.name)
-        top = sorted(records, key=lambda r: -r.cumulative_s)[:IMPORTS_SHOWN]
-        notes.append(
-            f"imports by the first answer of an at-once start (first chunk at {chunk:.2f} s "
-            "under -X importtime; cumulative, two threads): "
-            + ", ".join(f"{r.name} {r.cumulative_s * 1000:.0f} ms" for r in top)
-        )
-    return rows, notes
+    return rows
 
 
 def _load_note(mine: list[FirstRun], peers: list[FirstRun]) -> str:

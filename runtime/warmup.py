@@ -16,6 +16,10 @@ from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
+_warmed = False
+"""Set once the imports and the scripted turn are done (a warm server's forked child
+has them from its zygote: it only prepares its own generator)."""
+
 _SCRIPT = [
     {
         "method": "generateContentStream",
@@ -79,11 +83,15 @@ def warm_up(
     fake_responses: Path | None = None,
     record_responses: Path | None = None,
 ) -> None:
-    """Imports, one scripted turn, then the generator for the environment's credentials."""
-    import google.genai  # noqa: F401
-    from google.adk.runners import Runner  # noqa: F401
+    """Imports, one scripted turn (once per process), then the generator for the
+    environment's credentials."""
+    global _warmed
+    if not _warmed:
+        import google.genai  # noqa: F401
+        from google.adk.runners import Runner  # noqa: F401
 
-    asyncio.run(_one_turn())
+        asyncio.run(_one_turn())
+        _warmed = True
     if env is not None:
         _prepare_generator(env, fake_responses, record_responses)
     # ~1.5 million objects now live for good (modules, classes, schemas). Left to

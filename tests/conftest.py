@@ -6,10 +6,15 @@ stays cheap.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+# No test agent uses or starts the warm per-user server (acp_server/warm/), so no test
+# leaves a daemon behind; tests/e2e/test_warm_server.py turns it on with its own folder.
+os.environ["ADK_ACP_NO_WARM"] = "1"
 
 if TYPE_CHECKING:
     from tests.e2e.acp_client import AcpTestClient

@@ -223,7 +223,7 @@ def test_first_group_beside_a_stand_in_peer(box: common.Sandbox, stand_in_peer: 
 
     metrics, notes = first_bench.measure_first(box, samples=1, peer="gemini")
     by_key = {m.key: m for m in metrics}
-    assert list(by_key) == [
+    cold = [
         "first_init",
         "first_session_new",
         "first_chunk",
@@ -236,14 +236,18 @@ def test_first_group_beside_a_stand_in_peer(box: common.Sandbox, stand_in_peer: 
         "first_warm",
         "first_rss",
     ]
+    assert list(by_key) == cold + [f"{key}_warm" for key in cold]  # the warm server's rows
     _beside_the_peer(metrics)
+    assert "files written: 1/1" in by_key["first_permission_warm"].note
+    assert "2 process(es)" in by_key["first_rss_warm"].note  # the spawn and its warm child
+    assert "the warm server itself" in notes[0]
     assert len(by_key["first_init"].samples) == 4  # A, R, W and L each start fresh
     assert by_key["first_chunk"].ratio_target and by_key["first_chunk"].target == 0.3
     assert by_key["first_load"].target == pytest.approx(0.300)
     assert "files written: 1/1 (peer 1/1)" in by_key["first_permission"].note
     replayed = re.search(r"messages replayed: (\d+)", by_key["first_load"].note)
     assert replayed and int(replayed.group(1)) >= 2 * first_bench.LOADED_PROMPTS
-    assert len(notes) == 1 and "google" in notes[0]
+    assert len(notes) == 2 and "google" in notes[1]
     assert "spawn → 1st chunk, prompt sent at once" in bench.render_tables(metrics)
 
 

@@ -58,7 +58,8 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     for package in ("acp_server", "runtime", "runtime/adk"):
         assert list((site / package / "__pycache__").glob("*.pyc")), package
     agent = env_dir / "bin" / "adk-acp"
-    clean = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    # no warm per-user server either (tests/conftest.py): this environment is built anew
+    clean = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "ADK_ACP_NO_WARM": "1"}
     version = subprocess.run(
         [str(agent), "--version"], capture_output=True, text=True, env=clean, timeout=60, check=True
     )

@@ -1,0 +1,109 @@
+"""A forked child of the warm server becomes one spawn's agent.
+
+It leaves the server (its own session; the server's sockets, pipe and lock closed;
+signals as a fresh interpreter has them), takes the spawn's stdin, stdout, stderr and
+working folder, replaces its whole environment with the spawn's (credentials are that
+spawn's own, never the zygote's or another spawn's) and runs `acp_server.cli.main`
+with the spawn's argv. Its first word to the client (`{"ok": pid}`) comes before it
+reads stdin; its exit code goes to the client as it exits. A thread watches the
+client's end of the connection: when the client goes (the editor killed its process
+group), the child kills its commands and exits at once, as a killed cold agent would.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from typing import NoReturn
+
+from acp_server.warm import client, wire
+
+logger = logging.getLogger(__name__)
+
+
+def become(conn: socket.socket, fds: list[int], argv: list[str], env: dict[str, str]) -> NoReturn:
+    """Run the spawn's agent in this forked process; never returns."""
+    code = 1
+    try:
+        _leave_server()
+        _take_spawn(fds, env, argv)
+        conn.settimeout(None)
+        client.how_served = f"warm: served by child {os.getpid()} of the warm server {os.getppid()}"
+        if not (wire.send_line(conn, {"ok": os.getpid()}) and _go(conn)):
+            os._exit(1)  # the spawn has gone (or served itself cold): stdin untouched
+        threading.Thread(
+            target=_watch_client, args=(conn,), name="warm-client", daemon=True
+        ).start()
+        from acp_server import cli
+
+        cli.exit_hooks.append(lambda status: _report_exit(conn, status))
+        code = cli.main(argv, warm=False)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - the child must report and exit, whatever happened
+        logger.exception("the warm child failed")
+    _report_exit(conn, code)
+    os._exit(code)
+
+
+def _leave_server() -> None:
+    for signum in (signal.SIGCHLD, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.setsid()
+
+
+def _take_spawn(fds: list[int], env: dict[str, str], argv: list[str]) -> None:
+    stdin, stdout, stderr, cwd = fds
+    for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+        os.dup2(fd, target)
+    os.fchdir(cwd)  # the spawn's working folder: this process starts serving here
+    for fd in fds:
+        os.close(fd)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process' own
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stderr = open(  # noqa: SIM115
+        2, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False
+    )
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv = ["adk-acp", *argv]
+    for handler in logging.getLogger().handlers:  # the zygote's log: now the spawn's stderr
+        if isinstance(handler, logging.StreamHandler):
+            handler.setStream(sys.stderr)
+
+
+def _go(conn: socket.socket) -> bool:
+    """The spawn's answer to our `ok`: `go`, or EOF when it gave up waiting for us."""
+    conn.settimeout(wire.GO_TIMEOUT_S)
+    data = b""
+    try:
+        while len(data) < len(wire.GO) and (chunk := conn.recv(len(wire.GO) - len(data))):
+            data += chunk
+    except OSError:
+        return False
+    conn.settimeout(None)
+    return data == wire.GO
+
+
+def _watch_client(conn: socket.socket) -> None:
+    """Block on the client's end; at EOF (the client was killed) end this agent now."""
+    while True:
+        try:
+            if not conn.recv(4096):
+                break
+        except OSError:
+            break
+    logger.info("the spawn that started this agent has gone; exiting")
+    from runtime.processes import kill_all
+
+    kill_all()
+    os._exit(0)
+
+
+def _report_exit(conn: socket.socket, code: int) -> None:
+    wire.send_line(conn, {"exit": code})

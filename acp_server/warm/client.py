@@ -1,0 +1,163 @@
+"""The spawn's side of the warm server (standard library only: it runs before any import).
+
+`serve_warm(argv)` connects to this installation's server, checks it runs as this user,
+hands over stdin, stdout, stderr, the working folder, argv and the environment, and
+waits: signals are forwarded to the child, the child's exit code becomes this process'
+own. It returns None when this spawn must serve cold (no server: one is started for the
+next spawns; refused; the folder not safe), with `how_served` saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+
+from acp_server.warm import place, wire
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+how_served = ""
+"""One line for the log: how this spawn is served (warm child or cold, and why)."""
+
+REPLY_TIMEOUT_S = 30.0
+"""How long a spawn waits for the child's first word before it serves cold instead."""
+FORWARDED = (
+    signal.SIGTERM,
+    signal.SIGINT,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+    signal.SIGWINCH,
+)
+_SERVER_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_ENV", place.IDLE_ENV)
+"""All the server's own environment keeps: no credential ever reaches the zygote."""
+
+
+def serve_warm(argv: list[str]) -> int | None:
+    """Serve this spawn through the warm server: the child's exit code, or None (cold;
+    also when opted out: `--no-warm`, `ADK_ACP_NO_WARM`)."""
+    global how_served
+    if not place.wanted(argv, os.environ):
+        return None
+    try:
+        folder = place.folder(os.environ)
+    except place.PlaceError as exc:
+        how_served = f"cold: no warm server ({exc})"
+        return None
+    key = place.install_key()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(place.socket_path(folder, key))
+    except OSError:
+        sock.close()
+        started = start_server(folder, key)
+        how_served = "cold: no warm server" + ("; starting one" if started else "")
+        return None
+    try:
+        return _served(sock, key, argv)
+    finally:
+        sock.close()
+
+
+def _served(sock: socket.socket, key: str, argv: list[str]) -> int | None:
+    global how_served
+    if wire.peer_uid(sock) != os.getuid():
+        how_served = "cold: the warm server's socket belongs to another user"
+        return None
+    try:  # O_PATH: a folder we may enter but not list is handed over too
+        cwd = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+    except OSError as exc:
+        how_served = f"cold: the working folder cannot be handed over ({exc})"
+        return None
+    request = {"key": key, "argv": argv, "env": dict(os.environ)}
+    sock.settimeout(REPLY_TIMEOUT_S)
+    try:
+        wire.send_request(sock, request, [0, 1, 2, cwd])
+        reader = wire.LineReader(sock)
+        first = reader.next()
+    except OSError as exc:
+        how_served = f"cold: the warm server did not answer ({exc})"
+        return None
+    finally:
+        os.close(cwd)
+    child = first.get("ok") if first else None
+    if not isinstance(child, int):
+        reason = (first or {}).get("refused") or f"no child started: {first or 'closed'}"
+        how_served = f"cold: the warm server refused ({reason})"
+        return None
+    try:
+        sock.sendall(wire.GO)
+    except OSError as exc:
+        how_served = f"cold: the warm child went away ({exc})"
+        return None
+    sock.settimeout(None)
+    _forward_signals(child)
+    while True:
+        message = reader.next()
+        if message is None:
+            return 1  # child and server both gone without a word: a crash
+        code = message.get("exit")
+        if isinstance(code, int):
+            return code
+
+
+def _forward_signals(child: int) -> None:
+    def forward(signum: int, _frame: object) -> None:
+        try:
+            os.kill(child, signum)
+        except ProcessLookupError:
+            pass  # the child has exited; its code is on the way
+
+    for signum in FORWARDED:
+        signal.signal(signum, forward)
+
+
+def server_env(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k in _SERVER_ENV or k.startswith("LC_")}
+
+
+def start_server(folder: str, key: str) -> bool:
+    """Start this installation's server, detached, unless one holds the lock already.
+
+    Call before any thread starts (it forks). The server lowers its own priority while
+    it warms up, so this cold spawn keeps the CPU."""
+    import fcntl
+
+    fd = os.open(place.lock_path(folder, key), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # a server runs or is warming up
+    finally:
+        os.close(fd)  # released: the server takes it for itself
+    argv = [sys.executable, "-P", "-m", "acp_server.warm.server", folder]
+    env = server_env(os.environ)
+    log = os.path.join(folder, f"{key}.log")
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the middle process, gone at once
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                null = os.open(os.devnull, os.O_RDWR)
+                out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                os.dup2(null, 0)
+                os.dup2(out, 1)
+                os.dup2(out, 2)
+                os.execve(sys.executable, argv, env)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    return True
+
+
+def log_how_served() -> None:
+    """Log `how_served` (called once logging is set up)."""
+    if how_served:
+        import logging
+
+        logging.getLogger("acp_server.warm").info("%s", how_served)
