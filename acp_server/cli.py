@@ -21,6 +21,7 @@ import sys
 import threading
 
 from acp_server import __version__
+from acp_server.headless_options import add_headless_options, wants_headless
 from acp_server.stdio import Output, StdinReader, Trace, answer_initialize
 from acp_server.warm.client import serve_warm
 
@@ -45,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_agent_options(parser)
     _add_log_options(parser)
-    _add_headless_options(parser)
+    add_headless_options(parser)
     parser.add_argument("--no-warm", action="store_true", help=WARM_HELP)
     parser.add_argument("--experimental-acp", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--version", action="version", version=f"adk-acp {__version__}")
@@ -127,31 +128,6 @@ def _add_log_options(parser: argparse.ArgumentParser) -> None:
         "--login",
         action="store_true",
         help="ask for a Gemini API key in the terminal and save it for later sessions, then exit",
-    )
-
-
-def _add_headless_options(parser: argparse.ArgumentParser) -> None:
-    """`-p`, `--output-format` and `--demo`: a run in the terminal instead of an editor."""
-    headless = parser.add_argument_group("headless (in a terminal, instead of serving an editor)")
-    headless.add_argument(
-        "-p",
-        "--prompt",
-        metavar="TEXT",
-        help="run one prompt in the current directory, print the answer and exit "
-        "(text piped on stdin comes first); calls that need approval are asked on the "
-        "terminal, or denied when stdin is not one",
-    )
-    headless.add_argument(
-        "-o",
-        "--output-format",
-        choices=["text", "json", "stream-json"],
-        help="with -p: the answer as text (default), one JSON object, or JSON lines as it happens",
-    )
-    headless.add_argument(
-        "--demo",
-        action="store_true",
-        help="watch the agent work with no key and no network: a scripted model reads a file, "
-        "proposes an edit (diff), asks, and edits it in a temporary workspace",
     )
 
 
@@ -251,22 +227,6 @@ def _claim_stdout() -> IO[bytes]:
     return os.fdopen(protocol_fd, "wb")
 
 
-_HEADLESS_LONG = ("--prompt", "--demo", "--output-format")
-
-
-def _wants_headless(argv: list[str]) -> bool:
-    """`-p`, `--prompt`, `--demo` or `--output-format` (or an abbreviation) before `--`."""
-    for arg in argv:
-        if arg == "--":
-            return False
-        name = arg.split("=", 1)[0]
-        if arg.startswith("-p") or arg.startswith("-o"):
-            return True
-        if len(name) > 2 and any(option.startswith(name) for option in _HEADLESS_LONG):
-            return True
-    return False
-
-
 def _headless(argv: list[str]) -> NoReturn:
     """`-p` / `--demo`: one run in the terminal (`runtime.headless`), then exit with its code."""
     import io
@@ -351,7 +311,7 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
     use_httpx_for_genai()
     if any(flag in argv for flag in _EXITING_FLAGS):
         build_parser().parse_args(argv)  # prints and exits
-    if _wants_headless(argv):
+    if wants_headless(argv):
         _headless(argv)
     if warm and (code := serve_warm(argv)) is not None:  # served by a warm server's child
         return code
