@@ -1,26 +1,25 @@
 """The extension in a real VS Code: code-server (VS Code in the browser, from npm)
 driven by headless Chromium through playwright-core (tests/vscode/browser/drive.mjs).
 
-The .vsix built from the sources is installed into a throw-away HOME; the workspace's
-settings start `adk-acp` with a scripted model (`--fake-responses`). The scenario: the
-chat view opens (mode and model pickers from the session's config options, slash-command
-completion), an edit and a new file are each shown in VS Code's diff editor before
-anything is written and approved from it (its title-bar action, then the notification's
-button), the files are on disk and open in the editor, saved; a command runs in a VS Code
-terminal; a 200-chunk answer renders; Stop cancels a running command; Stop while a
-question waits closes it; the agent is killed and comes back (restarted, the user told,
-the session loaded again); a new chat, then the first one again from History; an agent
-that dies at start gives one clear message with its last stderr line. Issue 21: a fast
-60-chunk first answer and a two-chunk one shown exactly once; the activity-bar click →
-usable input time and the first answer's time, printed; the crash notice and the answered
-permission cards survive the reload (restart and History) and the chat is never blank
-meanwhile; Add to Chat from the explorer and by a drop; the focus keybinding; Undo Last
-Agent Edit; a wrong setting named in a message. Issue 21.5: Add to Chat from the
-editor's context menu; no agent in an untrusted workspace until it is trusted. Issue
-22: the agent's notice (a wrongly typed setting) and `/compress`'s compaction are lines
-of their own, live and after each reload.
+One code-server and one Chromium serve the whole tier (the `run` fixture: one drive.mjs
+run, whose report the tests below check in parts). The .vsix built from the sources and
+the minimal webview (the open time's baseline) are installed into a throw-away HOME; the
+workspace's settings start `adk-acp` with a scripted model (`--fake-responses`). The run:
+the workspace opens untrusted (no agent until it is trusted in VS Code's trust editor);
+the chat view opens (mode and model pickers, slash-command completion); an edit and a
+new file are each shown in VS Code's diff editor before anything is written and approved
+from it (its title-bar action, then the notification's button), saved; a command runs in
+a VS Code terminal; a 200-chunk answer renders; Stop cancels a running command and a
+waiting question; the agent is killed and comes back; a new chat, then the first one
+again from History; an agent that dies at start gives one clear message. Issue 21: a
+fast 60-chunk first answer and a two-chunk one shown exactly once; the crash notice and
+the answered permission cards survive the reload; Add to Chat from the explorer, the
+editor, a dropped URI and a real drag from the explorer; the focus keybinding; Undo Last
+Agent Edit; a wrong setting named in a message; the open time against the minimal
+webview (kept, first open after a reload, restored). Issue 22: the agent's notice and
+`/compress`'s compaction are lines of their own, live and after each reload.
 Screenshots go to test-artifacts/vscode/. The first run installs code-server into the
-test cache (minutes); later runs take ~40 s."""
+test cache (minutes)."""
 
 from __future__ import annotations
 
@@ -431,8 +430,9 @@ def test_extension_in_code_server(run: Run, capsys: pytest.CaptureFixture[str]) 
     assert report["timings"]["open_ms"] < 15000, report["timings"]
     # The cold diff is the workbench's very first editor: 0.4-1 s alone, 3.5 s seen with
     # another test worker beside it, so it gets the open time's loose bound; the warm one
-    # keeps 3 s (the figures themselves are printed above, targets are the bench's job).
-    assert diffs[0] < 15000 and diffs[1] < 3000, diffs
+    # 0.12-0.34 s alone, 2-5 s seen at load 6-10 on 2 cores, gets 10 s (the figures
+    # themselves are printed above, targets are the bench's job).
+    assert diffs[0] < 15000 and diffs[1] < 10000, diffs
     assert render < long_turn + 2000, (render, long_turn)
 
 
