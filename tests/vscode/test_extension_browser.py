@@ -426,8 +426,9 @@ def test_extension_in_code_server(run: Run, capsys: pytest.CaptureFixture[str]) 
     for when in ("AfterRestart", "AfterHistory"):
         assert report[f"notices{when}"] == report["noticesLive"], report
         assert report[f"compactions{when}"] == report["compactionsLive"], report
-    # Loose bounds that catch a regression without failing on a loaded CI machine.
-    assert report["timings"]["open_ms"] < 15000, report["timings"]
+    # Loose bounds that catch a regression without failing on a loaded CI machine (the
+    # first page's open: 5-9 s at load 6-10 on 2 cores, up to 15 s seen before).
+    assert report["timings"]["open_ms"] < 30000, report["timings"]
     # The cold diff is the workbench's very first editor: 0.4-1 s alone, 3.5 s seen with
     # another test worker beside it, so it gets the open time's loose bound; the warm one
     # 0.12-0.34 s alone, 2-5 s seen at load 6-10 on 2 cores, gets 10 s (the figures
@@ -494,7 +495,10 @@ def test_opening_the_chat_against_a_minimal_webview(
         "bare text box); after that the chat is kept and shows at once."
     )
     _show(capsys, figures)
-    # The kept chat shows without a reload of its page; the first open adds nothing that
-    # shows over the bare webview (loose bounds for a loaded machine).
+    # The kept chat shows without a reload of its page; on its first open the chat's own
+    # start (its content written → input usable: 13-65 ms seen) adds nothing that shows.
+    # Single samples of the whole open vary by seconds on a loaded machine: loose bounds.
     assert kept < 3000, times["kept"]
-    assert chat["usable_ms"] < minimal["usable_ms"] + 1500, times
+    own = chat["usable_ms"] - chat["marks"]["content/wroteInnerContent"]
+    assert own < 1000, chat
+    assert chat["usable_ms"] < minimal["usable_ms"] + 5000, times
