@@ -166,6 +166,35 @@ def package_extension(node: Path, work: Path) -> Path:
     return vsix
 
 
+def _sources_digest() -> str:
+    """A digest of every file the extension's package is made from (its lock included)."""
+    h = hashlib.sha256()
+    for name in EXTENSION_SOURCES:
+        top = EXTENSION / name
+        for file in sorted(top.rglob("*")) if top.is_dir() else [top]:
+            if file.is_file():
+                h.update(str(file.relative_to(EXTENSION)).encode() + b"\0" + file.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def packaged_extension(node: Path) -> Path:
+    """The .vsix of the extension's current sources (`package_extension`), made once per
+    version of the sources: the unit tier's package checks and the browser tier use the
+    same file (they run on different test workers; the second waits for the first)."""
+    modules = extension_modules(node)
+    root = _cache_base() / f"vscode-vsix-{_sources_digest()}"
+    vsix = root / "adk-acp-vscode.vsix"
+    with install_lock(root):
+        if vsix.exists():
+            return vsix
+        if root.exists():
+            shutil.rmtree(root)  # a half-done build
+        work = copy_extension(root / "work", modules)
+        shutil.move(package_extension(node, work), vsix)
+        shutil.rmtree(work)
+    return vsix
+
+
 def package_minimal_webview(node: Path, modules: Path, work: Path) -> Path:
     """The open-time baseline (tests/vscode/minimal_webview) as a .vsix, made by the
     extension's @vscode/vsce (a test fixture: no repository or license file)."""

@@ -1,26 +1,25 @@
 """The extension in a real VS Code: code-server (VS Code in the browser, from npm)
 driven by headless Chromium through playwright-core (tests/vscode/browser/drive.mjs).
 
-The .vsix built from the sources is installed into a throw-away HOME; the workspace's
-settings start `adk-acp` with a scripted model (`--fake-responses`). The scenario: the
-chat view opens (mode and model pickers from the session's config options, slash-command
-completion), an edit and a new file are each shown in VS Code's diff editor before
-anything is written and approved from it (its title-bar action, then the notification's
-button), the files are on disk and open in the editor, saved; a command runs in a VS Code
-terminal; a 200-chunk answer renders; Stop cancels a running command; Stop while a
-question waits closes it; the agent is killed and comes back (restarted, the user told,
-the session loaded again); a new chat, then the first one again from History; an agent
-that dies at start gives one clear message with its last stderr line. Issue 21: a fast
-60-chunk first answer and a two-chunk one shown exactly once; the activity-bar click →
-usable input time and the first answer's time, printed; the crash notice and the answered
-permission cards survive the reload (restart and History) and the chat is never blank
-meanwhile; Add to Chat from the explorer and by a drop; the focus keybinding; Undo Last
-Agent Edit; a wrong setting named in a message. Issue 21.5: Add to Chat from the
-editor's context menu; no agent in an untrusted workspace until it is trusted. Issue
-22: the agent's notice (a wrongly typed setting) and `/compress`'s compaction are lines
-of their own, live and after each reload.
+One code-server and one Chromium serve the whole tier (the `run` fixture: one drive.mjs
+run, whose report the tests below check in parts). The .vsix built from the sources and
+the minimal webview (the open time's baseline) are installed into a throw-away HOME; the
+workspace's settings start `adk-acp` with a scripted model (`--fake-responses`). The run:
+the workspace opens untrusted (no agent until it is trusted in VS Code's trust editor);
+the chat view opens (mode and model pickers, slash-command completion); an edit and a
+new file are each shown in VS Code's diff editor before anything is written and approved
+from it (its title-bar action, then the notification's button), saved; a command runs in
+a VS Code terminal; a 200-chunk answer renders; Stop cancels a running command and a
+waiting question; the agent is killed and comes back; a new chat, then the first one
+again from History; an agent that dies at start gives one clear message. Issue 21: a
+fast 60-chunk first answer and a two-chunk one shown exactly once; the crash notice and
+the answered permission cards survive the reload; Add to Chat from the explorer, the
+editor, a dropped URI and a real drag from the explorer; the focus keybinding; Undo Last
+Agent Edit; a wrong setting named in a message; the open time against the minimal
+webview (kept, first open after a reload, restored). Issue 22: the agent's notice and
+`/compress`'s compaction are lines of their own, live and after each reload.
 Screenshots go to test-artifacts/vscode/. The first run installs code-server into the
-test cache (minutes); later runs take ~40 s."""
+test cache (minutes)."""
 
 from __future__ import annotations
 
@@ -45,12 +44,11 @@ from tests.vscode.harness import (
     CHROMIUM,
     REPO,
     browser_tools,
-    copy_extension,
     extension_modules,
     node24,
     node_env,
-    package_extension,
     package_minimal_webview,
+    packaged_extension,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
@@ -147,7 +145,10 @@ USER_SETTINGS: dict[str, Any] = {
     "workbench.startupEditor": "none",
     "workbench.tips.enabled": False,
     "workbench.secondarySideBar.defaultVisibility": "hidden",
-    "security.workspace.trust.enabled": False,
+    # Trust is on and the folder opens in restricted mode without a prompt: the run
+    # starts untrusted and trusts the folder through VS Code's own trust editor.
+    "security.workspace.trust.enabled": True,
+    "security.workspace.trust.startupPrompt": "never",
     "telemetry.telemetryLevel": "off",
     "extensions.ignoreRecommendations": True,
     "extensions.autoUpdate": False,
@@ -167,49 +168,56 @@ def _agent_settings(script: Path) -> dict[str, Any]:
 
 @dataclass
 class Run:
-    """A code-server run: the driver's report, its output, the files it left."""
+    """The code-server run: the driver's report, its output, the files it left."""
 
     report: dict[str, Any]
     driven: subprocess.CompletedProcess[str]
     home: Path
+    workspace: Path
     metrics: Path
 
+    def check(self) -> dict[str, Any]:
+        """The report of a run whose every step passed."""
+        report = self.report
+        errors = "\n".join(report["errors"])
+        assert report["errors"] == [], errors + "\n" + self.driven.stderr[-2000:]
+        assert self.driven.returncode == 0, self.driven.stderr[-3000:]
+        return report
 
-def _run_in_code_server(
-    tmp_path: Path,
-    workspace: Path,
-    drive: dict[str, Any],
-    trusted: bool = True,
-    artifacts: Path = ARTIFACTS,
-    baseline: bool = False,
-) -> Run:
-    """Builds and installs the .vsix into a throw-away HOME, starts code-server on
-    `workspace` (workspace trust off, or on with the folder untrusted) and runs
-    drive.mjs with `drive` (plus url, chromium, workspace, shots, report); the
-    screenshots, report, metrics and logs go to `artifacts`. `baseline`: the minimal
-    webview extension (tests/vscode/minimal_webview) is installed too."""
+
+def _workspace(root: Path) -> tuple[Path, Path]:
+    """The workspace (a.txt, a wrongly typed agent setting) and its agent's model script."""
+    workspace = (root / "ws").resolve()
+    (workspace / ".vscode").mkdir(parents=True)
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / ".gemini").mkdir()
+    (workspace / ".gemini" / "settings.json").write_text(json.dumps(BAD_SETTING))
+    script = root / "model.jsonl"
+    _script(script)
+    (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
+    return workspace, script
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """One code-server and one headless Chromium for the whole tier (each costs a
+    workbench load of seconds to a minute on a loaded machine): the .vsix built from
+    the sources and the minimal webview (the open time's baseline) are installed into a
+    throw-away HOME, code-server serves the workspace with trust on, and drive.mjs runs
+    the whole scenario; the screenshots, report, metrics and logs go to ARTIFACTS."""
+    tmp_path = tmp_path_factory.mktemp("code-server")
+    workspace, script = _workspace(tmp_path)
     node = node24()
     modules = extension_modules(node)
-    work = copy_extension(tmp_path / "ext", modules)
-    vsixes = [package_extension(node, work)]
-    if baseline:
-        vsixes.append(package_minimal_webview(node, modules, tmp_path / "minimal"))
+    vsixes = [packaged_extension(node)]
+    vsixes.append(package_minimal_webview(node, modules, tmp_path / "minimal"))
     tools = browser_tools(node)
     code_server = tools / "node_modules" / ".bin" / "code-server"
     home, shots = tmp_path / "home", tmp_path / "shots"
     user = home / ".local" / "share" / "code-server" / "User"
     for d in (user, shots):
         d.mkdir(parents=True)
-    # Untrusted: trust is on and the folder opens in restricted mode without a prompt.
-    trust = (
-        {}
-        if trusted
-        else {
-            "security.workspace.trust.enabled": True,
-            "security.workspace.trust.startupPrompt": "never",
-        }
-    )
-    (user / "settings.json").write_text(json.dumps(USER_SETTINGS | trust))
+    (user / "settings.json").write_text(json.dumps(USER_SETTINGS))
     metrics = tmp_path / "metrics.jsonl"
     base = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
     base |= {
@@ -220,18 +228,16 @@ def _run_in_code_server(
     }
     env = node_env(node, base)
 
-    for vsix in vsixes:
-        installed = subprocess.run(
-            [str(code_server), "--install-extension", str(vsix)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            stdin=subprocess.DEVNULL,
-        )
-        assert "successfully installed" in installed.stdout + installed.stderr, (
-            installed.stdout + installed.stderr
-        )
+    installed = subprocess.run(
+        [str(code_server), *(a for v in vsixes for a in ("--install-extension", str(v)))],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    output = installed.stdout + installed.stderr
+    assert output.count("successfully installed") == len(vsixes), output
 
     port = _free_port()
     log = tmp_path / "code-server.log"
@@ -245,7 +251,6 @@ def _run_in_code_server(
                 "none",
                 "--disable-telemetry",
                 "--disable-update-check",
-                *(["--disable-workspace-trust"] if trusted else []),
                 str(workspace),
             ],
             env=env,
@@ -266,7 +271,11 @@ def _run_in_code_server(
                     "workspace": str(workspace),
                     "shots": str(shots),
                     "report": str(report_path),
-                    **drive,
+                    "script": str(script),
+                    "fastWords": FAST_WORDS,
+                    "twoChunks": TWO_CHUNKS,
+                    "compactionSummary": COMPACTION_SUMMARY,
+                    "crashAgent": {"command": sys.executable, "args": ["-c", CRASHING_AGENT]},
                 }
             )
         )
@@ -276,7 +285,7 @@ def _run_in_code_server(
             env=env,
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=900,
             stdin=subprocess.DEVNULL,
         )
     finally:
@@ -285,46 +294,47 @@ def _run_in_code_server(
         except ProcessLookupError:
             pass
         server.wait(timeout=30)
-        if artifacts.exists():
-            shutil.rmtree(artifacts)
-        artifacts.mkdir(parents=True)
+        if ARTIFACTS.exists():
+            shutil.rmtree(ARTIFACTS)
+        ARTIFACTS.mkdir(parents=True)
         for shot in sorted(shots.glob("*.png")):
-            shutil.copyfile(shot, artifacts / shot.name)
+            shutil.copyfile(shot, ARTIFACTS / shot.name)
         acp_logs = sorted(home.glob(".local/share/code-server/logs/*/exthost*/*/adk-acp.log"))
         for extra in (report_path, metrics, log, *acp_logs[:1]):
             if extra.exists():
-                shutil.copyfile(extra, artifacts / extra.name)
+                shutil.copyfile(extra, ARTIFACTS / extra.name)
 
     assert report_path.exists(), driven.stdout[-3000:] + driven.stderr[-3000:]
-    report = json.loads(report_path.read_text())
-    assert report["errors"] == [], "\n".join(report["errors"]) + "\n" + driven.stderr[-2000:]
-    assert driven.returncode == 0, driven.stderr[-3000:]
-    return Run(report, driven, home, metrics)
+    return Run(json.loads(report_path.read_text()), driven, home, workspace, metrics)
 
 
-def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    workspace = (tmp_path / "ws").resolve()
-    (workspace / ".vscode").mkdir(parents=True)
-    (workspace / "a.txt").write_text("alpha\n")
-    (workspace / ".gemini").mkdir()
-    (workspace / ".gemini" / "settings.json").write_text(json.dumps(BAD_SETTING))
-    script = tmp_path / "model.jsonl"
-    _script(script)
-    (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
-    run = _run_in_code_server(
-        tmp_path,
-        workspace,
-        {
-            "script": str(script),
-            "fastWords": FAST_WORDS,
-            "twoChunks": TWO_CHUNKS,
-            "compactionSummary": COMPACTION_SUMMARY,
-            "crashAgent": {"command": sys.executable, "args": ["-c", CRASHING_AGENT]},
-        },
-    )
-    report, home, metrics = run.report, run.home, run.metrics
-    acp_logs = sorted(home.glob(".local/share/code-server/logs/*/exthost*/*/adk-acp.log"))
+def _show(capsys: pytest.CaptureFixture[str], figures: str) -> None:
+    """The run's figures, in the test run's output, pass or fail."""
+    with capsys.disabled():
+        print(figures)  # noqa: T201 - the figures of the run
 
+
+def _worker_wait(marks: dict[str, int]) -> int:
+    """The ms a webview waited for code-server's webview service worker (its host page's marks)."""
+    return int(marks.get("content/workerReady", 0) - marks.get("content/started", 0))
+
+
+def test_no_agent_in_an_untrusted_workspace(run: Run) -> None:
+    """The run starts in restricted mode (trust on, the folder untrusted): the chat opens
+    and says why there is no agent, offering "Manage Workspace Trust"; no agent process
+    starts. Trusting the folder in VS Code's trust editor starts it (the session's model
+    picker appears); the rest of the run is the trusted chat."""
+    report = run.check()
+    assert "This workspace is not trusted" in report["untrustedNotice"], report
+    assert "Manage Workspace Trust" in report["untrustedActions"], report
+    assert report["agentsWhileUntrusted"] == 0, report
+    assert report["agentsAfterTrust"] == 1, report
+    assert report.get("trustedNotice") is True, report
+
+
+def test_extension_in_code_server(run: Run, capsys: pytest.CaptureFixture[str]) -> None:
+    report, workspace = run.check(), run.workspace
+    acp_logs = sorted(run.home.glob(".local/share/code-server/logs/*/exthost*/*/adk-acp.log"))
     # The diff was on screen while the files were still untouched; the approvals wrote them
     # through the editor (open, saved, no dirty tab) and the diff tabs closed.
     assert report["diffSeenBeforeWrite"] is True
@@ -351,7 +361,7 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert mention in traffic, traffic[-3000:]
     assert '"method":"session/set_config_option"' in traffic
 
-    events = [json.loads(line) for line in metrics.read_text().splitlines()]
+    events = [json.loads(line) for line in run.metrics.read_text().splitlines()]
     by_name: dict[str, list[dict[str, Any]]] = {}
     for event in events:
         by_name.setdefault(event["name"], []).append(event)
@@ -384,9 +394,9 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
         f"  activity-bar click → input usable               {report['timings']['open_ms']} ms "
         f"(target ≤ 300 ms after the workbench is up: "
         f"{'meets' if report['timings']['open_ms'] <= 300 else 'misses'}; of which "
-        f"{_worker_wait({'marks': report['timings']['open_marks']})} ms waiting for "
-        "code-server's webview service worker: the baseline is "
-        "test_opening_the_chat_against_a_minimal_webview)\n"
+        f"{_worker_wait(report['timings']['open_marks'])} ms waiting for "
+        "code-server's webview service worker; the run's first page, untrusted: the "
+        "baseline is test_opening_the_chat_against_a_minimal_webview)\n"
         f"  first prompt → first answer text (cold agent)   "
         f"{report['timings']['first_answer_ms']} ms; the agent's own part: "
         f"{by_name['first_chunk_ms'][0]['value']} ms (session/prompt → first chunk)\n"
@@ -403,6 +413,8 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert report["permissionsAfterRestart"] == report["permissionsLive"], report
     assert report["permissionsAfterHistory"] == report["permissionsLive"], report
     assert report["mentionFromExplorer"] and report["mentionFromDrop"], report
+    # A real drag from the explorer: code-server names the file vscode-remote://…/a.txt.
+    assert report["mentionFromRealDrag"].startswith("@a.txt"), report
     assert report["mentionFromEditorMenu"].startswith("@a.txt"), report
     assert report["focusKeybinding"] is True, report
     assert "adkAcp.args must be a list of strings" in report["settingsProblem"], report
@@ -414,97 +426,80 @@ def test_extension_in_code_server(tmp_path: Path, capsys: pytest.CaptureFixture[
     for when in ("AfterRestart", "AfterHistory"):
         assert report[f"notices{when}"] == report["noticesLive"], report
         assert report[f"compactions{when}"] == report["compactionsLive"], report
-    # Loose bounds that catch a regression without failing on a loaded CI machine.
-    assert report["timings"]["open_ms"] < 15000, report["timings"]
+    # Loose bounds that catch a regression without failing on a loaded CI machine (the
+    # first page's open: 5-9 s at load 6-10 on 2 cores, up to 15 s seen before).
+    assert report["timings"]["open_ms"] < 30000, report["timings"]
     # The cold diff is the workbench's very first editor: 0.4-1 s alone, 3.5 s seen with
     # another test worker beside it, so it gets the open time's loose bound; the warm one
-    # keeps 3 s (the figures themselves are printed above, targets are the bench's job).
-    assert diffs[0] < 15000 and diffs[1] < 3000, diffs
+    # 0.12-0.34 s alone, 2-5 s seen at load 6-10 on 2 cores, gets 10 s (the figures
+    # themselves are printed above, targets are the bench's job).
+    assert diffs[0] < 15000 and diffs[1] < 10000, diffs
     assert render < long_turn + 2000, (render, long_turn)
 
 
-def _show(capsys: pytest.CaptureFixture[str], figures: str) -> None:
-    """The run's figures, in the test run's output, pass or fail."""
-    with capsys.disabled():
-        print(figures)  # noqa: T201 - the figures of the run
-
-
-def _idle_workspace(tmp_path: Path) -> tuple[Path, Path]:
-    """An empty workspace whose agent has a one-answer script (it is never asked)."""
-    workspace = (tmp_path / "ws").resolve()
-    (workspace / ".vscode").mkdir(parents=True)
-    script = tmp_path / "model.jsonl"
-    script.write_text(text("never asked") + "\n")
-    (workspace / ".vscode" / "settings.json").write_text(json.dumps(_agent_settings(script)))
-    return workspace, script
-
-
-def test_no_agent_in_an_untrusted_workspace(tmp_path: Path) -> None:
-    """Workspace trust on and the folder untrusted (restricted mode): the chat opens and
-    says why there is no agent, offering "Manage Workspace Trust"; no agent process
-    starts. Trusting the folder there starts it (the session's model picker appears)."""
-    workspace, script = _idle_workspace(tmp_path)
-    run = _run_in_code_server(
-        tmp_path,
-        workspace,
-        {"scenario": "untrusted", "script": str(script)},
-        trusted=False,
-        artifacts=REPO / "test-artifacts" / "vscode-untrusted",
-    )
-    report = run.report
-    assert "This workspace is not trusted" in report["untrustedNotice"], report
-    assert "Manage Workspace Trust" in report["untrustedActions"], report
-    assert report["agentsWhileUntrusted"] == 0, report
-    assert report["agentsAfterTrust"] == 1, report
-    assert report.get("trustedNotice") is True, report
-
-
-def _worker_wait(opened: dict[str, Any]) -> int:
-    """The ms a webview waited for code-server's webview service worker (its host page's marks)."""
-    marks = opened["marks"]
-    return int(marks.get("content/workerReady", 0) - marks.get("content/started", 0))
-
-
 def test_opening_the_chat_against_a_minimal_webview(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    run: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 21.4: activity-bar click → usable input for the chat and for a minimal
     webview view (a text box, set at once: what code-server itself takes to show a
-    webview), each the first webview of its workbench: on the run's first page, in a
-    fresh browser, and as a returning user (page reloaded; twice each, alternating).
-    The chat's own part is the difference; the figures are printed."""
-    workspace, script = _idle_workspace(tmp_path)
-    run = _run_in_code_server(
-        tmp_path,
-        workspace,
-        {"scenario": "opentime", "script": str(script)},
-        artifacts=REPO / "test-artifacts" / "vscode-open-time",
-        baseline=True,
-    )
-    times = run.report["openTimes"]
-    chat = statistics.median(t["usable_ms"] for t in times["chat"])
-    minimal = statistics.median(t["usable_ms"] for t in times["minimal"])
-    first, fresh_chat, fresh_minimal = (
-        times["minimal_first_page"],
-        times["chat_fresh"],
-        times["minimal_fresh"],
-    )
-    target = "met" if chat <= 300 else f"out of reach, a bare webview alone takes {minimal:.0f} ms"
+    webview) in the same run: the chat kept hidden (retainContextWhenHidden) and shown
+    again, each view's first open after a reload with the explorer shown, and the chat
+    restored by the workbench as the last-open view. The figures and the first open's
+    profile (the webview host page's marks) are printed."""
+    times = run.check()["openTimes"]
+    kept = statistics.median(t["usable_ms"] for t in times["kept"])
+    chat, minimal = times["chat_reloaded"], times["minimal_reloaded"]
+    restored = times["restored"]
+    workbench = restored["workbench"]
+
+    def profile(opened: dict[str, Any]) -> str:
+        marks = opened["marks"]
+        steps = [
+            ("frame_created", "the host resolves the view, the workbench makes the frame"),
+            ("scriptStart", "the webview host page loads"),
+            ("content/started", "the page asks for the content"),
+            ("content/workerReady", "code-server's webview service worker ready"),
+            ("content/innerFrameLoaded", "the content frame loaded"),
+            ("content/wroteInnerContent", "the content written"),
+        ]
+        lines, at = [], 0
+        for name, what in steps:
+            if name in marks:
+                lines.append(f"      {marks[name] - at:+6d} ms  {what}")
+                at = marks[name]
+        rest = opened["usable_ms"] - at
+        lines.append(f"      {rest:+6d} ms  the page's own start → input usable")
+        return "\n".join(lines)
+
     figures = (
         "\nOpening the chat: activity-bar click → input usable, against a minimal webview "
         "view (code-server's own webview start), code-server + headless Chromium:\n"
-        f"  run's first page (cold):  minimal {first['usable_ms']} ms, of which "
-        f"{_worker_wait(first)} ms waiting for code-server's webview service worker; "
-        f"then the chat {times['chat_after_minimal']['usable_ms']} ms\n"
-        f"  fresh browser:            chat {fresh_chat['usable_ms']} ms "
-        f"(worker {_worker_wait(fresh_chat)} ms), minimal {fresh_minimal['usable_ms']} ms "
-        f"(worker {_worker_wait(fresh_minimal)} ms)\n"
-        f"  returning (page reloaded): chat {chat:.0f} ms, minimal {minimal:.0f} ms "
-        f"(medians of {len(times['chat'])})\n"
-        f"  the chat's own part: {chat - minimal:+.0f} ms; the 300 ms target: {target}"
+        f"  kept (opened before in this page, retainContextWhenHidden): chat "
+        f"{', '.join(str(t['usable_ms']) for t in times['kept'])} ms "
+        f"(median {kept:.0f} ms, target ≤ 300 ms: {'meets' if kept <= 300 else 'misses'}); "
+        "the minimal webview "
+        f"kept {times['minimal_kept']['usable_ms']} ms; the workbench's own switch to the "
+        f"Explorer {', '.join(str(t) for t in times['explorer'])} ms\n"
+        f"  restored (the chat was the last view): input usable "
+        f"{restored['usable_ms'] - workbench.get('didStartWorkbench', 0)} ms after the "
+        f"workbench started, {restored['usable_ms'] - workbench.get('didRestoreViewlet', 0)} ms "
+        f"after it restored the side bar (no click; page start → usable "
+        f"{restored['usable_ms']} ms)\n"
+        f"  first open after a reload: chat {chat['usable_ms']} ms, minimal "
+        f"{minimal['usable_ms']} ms (the chat's own part "
+        f"{chat['usable_ms'] - minimal['usable_ms']:+d} ms); "
+        "where it goes, chat:\n" + profile(chat) + "\n    minimal:\n" + profile(minimal) + "\n"
+        f"  minimal's first open in the run's first page, late (the worker running): "
+        f"{times['minimal_this_page']['usable_ms']} ms\n"
+        "  A webview view is made only when it is first shown, so its first open in a page "
+        "is code-server's webview start (the frames and the service worker, as long for a "
+        "bare text box); after that the chat is kept and shows at once."
     )
     _show(capsys, figures)
-    # The chat adds nothing that shows (no waiting for the agent, no slow page): loose
-    # bounds against the baseline of the same run, for a loaded machine.
-    assert chat < minimal + 1500, times
-    assert fresh_chat["usable_ms"] < fresh_minimal["usable_ms"] + 1500, times
+    # The kept chat shows without a reload of its page; on its first open the chat's own
+    # start (its content written → input usable: 18-121 ms seen) adds nothing that shows.
+    # Single samples of the whole open vary by seconds on a loaded machine: loose bounds.
+    assert kept < 3000, times["kept"]
+    own = chat["usable_ms"] - chat["marks"]["content/wroteInnerContent"]
+    assert own < 1000, chat
+    assert chat["usable_ms"] < minimal["usable_ms"] + 5000, times

@@ -22,7 +22,7 @@ from tests.vscode.harness import (
     copy_extension,
     extension_modules,
     node24,
-    package_extension,
+    packaged_extension,
     run_node,
 )
 
@@ -84,7 +84,7 @@ def test_extension_unit_tests_and_package(tmp_path: Path) -> None:
     assert "# fail 0" in output and "# skipped 0" in output, output[-3000:]
     assert "# pass 0" not in output
 
-    vsix = package_extension(node, work)
+    vsix = packaged_extension(node)
     names = set(zipfile.ZipFile(vsix).namelist())
     for needed in (
         "extension/package.json",

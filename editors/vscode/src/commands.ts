@@ -12,6 +12,7 @@ import type { AgentSupervisor } from "./supervisor";
 export interface FileUri {
   scheme: string;
   fsPath: string;
+  path?: string;
 }
 
 export interface CommandHost {

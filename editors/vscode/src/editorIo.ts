@@ -115,11 +115,16 @@ export class EditorIo {
     this.surface.notice(`Undid the agent's edit of ${host.relative(result.undone.path)} (${what}).`);
   }
 
-  /** Files (explorer, editor tab, drag and drop) as @-mentions in the chat's composer. */
-  fileMentions(uris: readonly { scheme: string; fsPath: string }[]): Mention[] {
-    return uris
-      .filter((u) => u.scheme === "file")
-      .map((u) => ({ kind: "file" as const, path: u.fsPath, label: this.host.relative(u.fsPath) }));
+  /** Files (explorer, editor tab, drag and drop) as @-mentions in the chat's composer. A file
+   * dragged in under VS Code Remote or in code-server is `vscode-remote://<authority><path>`:
+   * this extension runs on that side (extensionKind workspace), where it is the file <path>. */
+  fileMentions(uris: readonly { scheme: string; fsPath: string; path?: string }[]): Mention[] {
+    const mentions: Mention[] = [];
+    for (const u of uris) {
+      const path = u.scheme === "file" ? u.fsPath : u.scheme === "vscode-remote" ? u.path : undefined;
+      if (path) mentions.push({ kind: "file", path, label: this.host.relative(path) });
+    }
+    return mentions;
   }
 
   async openLocation(filePath: string, line?: number | null): Promise<void> {

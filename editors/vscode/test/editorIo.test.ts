@@ -165,6 +165,10 @@ test("mentions: files (other schemes skipped) and the selection, 1-based lines",
   assert.deepEqual(io.fileMentions([{ scheme: "file", fsPath: "/w/src/x.ts" }, { scheme: "untitled", fsPath: "Untitled-1" }]), [
     { kind: "file", path: "/w/src/x.ts", label: "src/x.ts" },
   ]);
+  // Dragged from the explorer under VS Code Remote or in code-server: the remote side's file.
+  assert.deepEqual(io.fileMentions([{ scheme: "vscode-remote", fsPath: "/w/y.ts", path: "/w/y.ts" }]), [
+    { kind: "file", path: "/w/y.ts", label: "y.ts" },
+  ]);
   assert.equal(io.currentSelection(), null);
   editor.selected = { path: "/w/src/x.ts", start: 2, end: 4, text: "code" };
   assert.deepEqual(io.currentSelection(), {
