@@ -128,7 +128,8 @@ async def test_a_v1_and_a_v2_client_on_one_serve_instance(
 ) -> None:
     """The v2 client (WebSocket) and a v1 client (Streamable HTTP) on one `serve`, the v1
     client attached to the v2 client's session while it runs its turns, then a turn of
-    its own on its own session: each sees its own version's shapes."""
+    its own on its own session: each sees its own version's shapes. Then the v2 client
+    again, over Streamable HTTP."""
     clients = node_clients()
     ws = (tmp_path / "ws").resolve()
     ws.mkdir()
@@ -141,11 +142,20 @@ async def test_a_v1_and_a_v2_client_on_one_serve_instance(
         own = await v1.new_session(ws)
         report = await _v2_beside(v1, clients, served.ws_url, ws, tmp_path)
         answer = await v1.request("session/prompt", v1.prompt_params(own, "hi"))
+        over_http = (tmp_path / "over-http").resolve()
+        over_http.mkdir()
+        with_a_bad_setting(over_http)
+        for line in model_lines(over_http):
+            fake_gemini.add(reply_from_fake_response(json.loads(line)))
+        report_http = await _v2_beside(
+            v1, clients, served.http_url, over_http, tmp_path / "http", kind="http"
+        )
     finally:
         await v1.close()
         code = await served.stop()
     assert code == 0, served.log()
     check_v2_client(report, ws)
+    check_v2_client(report_http, over_http)
     assert report["cursor"] == {"ok": True}  # the hub's numbered updates, replayed
     assert "tool_call_update" in kinds(report["cursorReplayed"])
     assert answer["stopReason"] == "end_turn" and v1.text_of(own).endswith("v1 hello")
@@ -160,9 +170,11 @@ async def test_a_v1_and_a_v2_client_on_one_serve_instance(
 
 
 async def _v2_beside(
-    v1: RemoteAcp, clients: Any, url: str, workspace: Path, tmp_path: Path
+    v1: RemoteAcp, clients: Any, url: str, workspace: Path, tmp_path: Path, kind: str = "ws"
 ) -> dict[str, Any]:
-    """Run the v2 client on `url`; `v1` attaches to its session before its turns."""
+    """Run the v2 client on `url` (`kind`: ws or http); `v1` attaches to its session
+    before its turns."""
+    tmp_path.mkdir(exist_ok=True)
     session_file, attached, report_path = (
         tmp_path / "session-id",
         tmp_path / "attached",
@@ -175,7 +187,7 @@ async def _v2_beside(
         url,
         str(workspace),
         str(report_path),
-        "ws",
+        kind,
         "-",
         str(session_file),
         str(attached),
