@@ -218,8 +218,8 @@ def _state(session_id: str, state: str) -> dict[str, Any]:
     return {"sessionId": session_id, "update": {"sessionUpdate": "state_update", "state": state}}
 
 
-def _state_update(session_id: str, busy: bool) -> dict[str, Any]:
-    return _state(session_id, "running" if busy else "idle")
+def _state_update(session_id: str, running: bool) -> dict[str, Any]:
+    return _state(session_id, "running" if running else "idle")
 
 
 def _v2_clients(session: AcpSession) -> list[JsonRpcConnection]:
