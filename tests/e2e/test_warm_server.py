@@ -140,10 +140,18 @@ async def test_spawns_are_served_warm_each_with_its_own_environment(
     assert first.returncode == 128 + signal.SIGKILL
     await first.close(expect_exit_code=None, check=False)
     assert (await second.prompt(s2, "still there?"))["stopReason"] == "end_turn"
-    third, s3 = await start_session(make_agent, d, fake_gemini, env=warm.env(), api_key="key-3")
+    (tmp_path / "other").mkdir()
+    other = dirs(tmp_path / "other")  # another user folder and workspace: its own records
+    third, s3 = await start_session(make_agent, other, fake_gemini, env=warm.env(), api_key="key-3")
     assert (await _served(third, "3rd"))[1] == warm.pid()
     assert (await third.prompt(s3, "and you?"))["stopReason"] == "end_turn"
     assert fake_gemini.generate_requests[-1].headers.get("x-goog-api-key") == "key-3"
+    await third.close()
+
+    def records_of(home: Path) -> list[Path]:
+        return list(home.rglob(f"{s3}.jsonl"))
+
+    assert records_of(other.home) and not records_of(d.home)
 
 
 async def test_the_child_ends_with_its_spawn(
