@@ -83,14 +83,18 @@ class PlanRemoved(_Model):
     plan_id: str = Field(alias="planId")
 
 
-def plain_plan(entries: tuple[PlanEntry, ...]) -> schema.AgentPlanUpdate:
-    """`plan`: the whole plan, for a client without plan operations."""
+def plain_plan(
+    entries: tuple[PlanEntry, ...], plan_id: str | None = None
+) -> schema.AgentPlanUpdate:
+    """`plan`: the whole plan, for a client without plan operations; `plan_id` (when
+    given) in `_meta.adkAcp.planId`, for ACP v2's plans by id (`acp_server.v2`)."""
     return schema.AgentPlanUpdate(
         session_update="plan",
         entries=[
             schema.PlanEntry(content=e.content, priority=e.priority, status=e.status)
             for e in entries
         ],
+        field_meta={"adkAcp": {"planId": plan_id}} if plan_id is not None else None,
     )
 
 
@@ -116,7 +120,7 @@ class PlanOperations:
         self, plan_id: str, entries: tuple[PlanEntry, ...], markdown: str | None
     ) -> Iterator[Any]:
         if not self._client.plans:
-            yield plain_plan(entries)
+            yield plain_plan(entries, plan_id)
             return
         if not entries and markdown is None:
             if plan_id in self._shown:

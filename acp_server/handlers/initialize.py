@@ -43,6 +43,8 @@ class InitializeParams(schema.InitializeRequest):
     the schema's `__getattr__` hides it)."""
     caps_extras: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """`clientCapabilities.plan` and `.subagents` (ACP 1.21), kept the same way."""
+    v2_capabilities: dict[str, Any] | None = Field(default=None, exclude=True)
+    """An ACP v2 client's `capabilities` (`acp_server.v2`), kept the same way."""
 
     @model_validator(mode="wrap")
     @classmethod
@@ -51,6 +53,8 @@ class InitializeParams(schema.InitializeRequest):
         caps = data.get("clientCapabilities") if isinstance(data, dict) else None
         session = caps.get("session") if isinstance(caps, dict) else None
         model.session_extras = {}
+        v2 = data.get("capabilities") if isinstance(data, dict) else None
+        model.v2_capabilities = v2 if isinstance(v2, dict) else None
         if isinstance(caps, dict):
             model.caps_extras = {
                 k: caps[k] for k in NEWER_CLIENT_CAPABILITIES if isinstance(caps.get(k), dict)
@@ -71,6 +75,8 @@ class InitializeParams(schema.InitializeRequest):
             caps["session"] = {**(caps.get("session") or {}), **self.session_extras}
         if self.caps_extras:
             raw.setdefault("clientCapabilities", {}).update(self.caps_extras)
+        if self.v2_capabilities is not None:
+            raw["capabilities"] = self.v2_capabilities
         return raw
 
 
@@ -88,9 +94,9 @@ def choose_dialect(state: ServerState, params: dict[str, Any]) -> None:
     if negotiated_version(params) < V2_PROTOCOL_VERSION:
         state.conn.dialect = None
         return
-    from acp_server.v2.dialect import CLIENT_CAPABILITIES, V2Dialect
+    from acp_server.v2.dialect import V2Dialect, client_capabilities
 
-    state.client_capabilities = dict(CLIENT_CAPABILITIES)
+    state.client_capabilities = client_capabilities(params.get("capabilities"))
     state.conn.dialect = V2Dialect(state)
 
 

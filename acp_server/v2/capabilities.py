@@ -4,6 +4,7 @@ the first `initialize` line before pygls or the engine are loaded)."""
 from __future__ import annotations
 
 from acp_server import __version__
+from acp_server.capabilities import AUTH_METHODS, LOGIN_METHOD
 
 TYPE_CHECKING = False  # no `typing` import on the start-up path
 if TYPE_CHECKING:
@@ -14,22 +15,50 @@ VERSION = 2
 
 def agent_capabilities_v2() -> dict[str, Any]:
     """`{}` under `session` is v2's baseline (new, list, resume, close, prompt, cancel,
-    update); auth methods are not offered (credentials come from the agent's environment),
-    so `auth/login` and `auth/logout` are not served."""
+    update). `systemPrompt` (append, and override) and `fork` are v2's unstable parts,
+    served as v1 serves them."""
     return {
         "session": {
             "prompt": {"image": {}, "embeddedContext": {}},
             "mcp": {"stdio": {}, "http": {}},
             "delete": {},
             "additionalDirectories": {},
+            "systemPrompt": {"mode": {"override": {}}},
+            "fork": {},
         }
     }
 
 
-def initialize_result_v2() -> dict[str, Any]:
-    """The answer to a well-formed v2 `initialize` (checked by `acp_server.capabilities`)."""
+def auth_methods_v2(client: Any) -> list[dict[str, Any]]:
+    """v1's auth methods in v2's shape (`methodId`, typed): the `agent` ones, and the
+    terminal login (`adk-acp --login`) when the client says it can run it
+    (`capabilities.auth.terminal`). Offering them means `auth/login` and `auth/logout`."""
+    methods: list[dict[str, Any]] = [
+        {"type": "agent", "methodId": m["id"], "name": m["name"], "description": m["description"]}
+        for m in AUTH_METHODS
+    ]
+    auth = client.get("auth") if isinstance(client, dict) else None
+    if isinstance(auth, dict) and isinstance(auth.get("terminal"), dict):
+        login = LOGIN_METHOD
+        methods.append(
+            {
+                "type": "terminal",
+                "methodId": login["id"],
+                "name": login["name"],
+                "description": login["description"],
+                "args": list(login["args"]),
+                "env": [{"name": k, "value": v} for k, v in login["env"].items()],
+            }
+        )
+    return methods
+
+
+def initialize_result_v2(client: Any = None) -> dict[str, Any]:
+    """The answer to a well-formed v2 `initialize` (checked by `acp_server.capabilities`);
+    `client` is its `capabilities`."""
     return {
         "protocolVersion": VERSION,
         "info": {"name": "adk-acp", "title": "ADK ACP agent (Gemini)", "version": __version__},
         "capabilities": agent_capabilities_v2(),
+        "authMethods": auth_methods_v2(client),
     }

@@ -13,8 +13,13 @@ and answers translated; what the agent sends is translated by `updates.V2Updates
   `serve`: the updates after the hub's cursor `n` (`_meta.adkAcp.cursor` on each update,
   the hub's `replayFrom` machinery); any other cursor is refused (-32602). Then the
   state snapshot, then the answer;
-- `session/new`, `list`, `close`, `delete`, `set_config_option` as v1's, shapes adapted;
-- a permission request is `requires_action` while it waits, `running` once answered.
+- `session/new`, `fork`, `list`, `close`, `delete`, `set_config_option` as v1's, shapes
+  adapted (`systemPrompt` on new, resume and fork is v1's);
+- `auth/login` is v1's `authenticate` (the terminal method refused, -32602), `auth/logout`
+  v1's `logout`;
+- a permission request or a form (`elicitation/create`: v1's fallback-model question,
+  asked when the client offers `elicitation.form`) is `requires_action` while it waits,
+  `running` once answered.
 v1's other methods (`session/load`, `set_mode`, `authenticate`, ...) are not served.
 """
 
@@ -27,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from acp_server.errors import AcpError, invalid_params
+from acp_server.errors import METHOD_NOT_FOUND, AcpError, invalid_params
 from acp_server.v2.updates import (
     V2Updates,
     config_options_v2,
@@ -50,9 +55,27 @@ CURSOR_TYPE = "_adkAcp/cursor"
 
 PASSED_THROUGH = ("initialize", "session/list", "session/close", "session/delete")
 
-CLIENT_CAPABILITIES: dict[str, Any] = {}
+V2_ONLY = ("auth/login", "auth/logout")
+"""Methods v1 does not have: registered on the connection when it turns to v2 (not
+found for v1, should the connection turn back at another `initialize`)."""
+
+CLIENT_CAPABILITIES: dict[str, Any] = {"session": {"compaction": {}}}
 """The v1 capabilities a v2 client is served with: no `fs`, no `terminal` (the agent
-works on its own files), no v1 opt-ins (v2's updates are made from the plain ones)."""
+works on its own files); of v1's opt-ins only `compaction_update` (its shape is v2's;
+the other v2 updates are made from the plain ones)."""
+
+ASKING = ("session/request_permission", "elicitation/create")
+"""The agent's requests that hold the turn until the user answers (`requires_action`)."""
+
+
+def client_capabilities(v2: Any) -> dict[str, Any]:
+    """The v1 capabilities of a v2 client whose `initialize` offered `v2`: the fixed ones,
+    and `elicitation` (forms) when it offers `elicitation.form`."""
+    caps = dict(CLIENT_CAPABILITIES)
+    elicitation = v2.get("elicitation") if isinstance(v2, dict) else None
+    if isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict):
+        caps["elicitation"] = {"form": {}}
+    return caps
 
 
 class V2Dialect:
@@ -67,10 +90,16 @@ class V2Dialect:
         self._turns: set[asyncio.Task[None]] = set()
         self._own: dict[str, Handler] = {
             "session/new": self._new,
+            "session/fork": self._fork,
+            "auth/login": self._login,
+            "auth/logout": self._logout,
             "session/resume": self._resume,
             "session/prompt": self._prompt,
             "session/set_config_option": self._set_config_option,
         }
+        for name in V2_ONLY:
+            if name not in self.conn.methods:
+                self.conn.register(name, None, _not_in_v1(name))
 
     # ------------------------------------------------------------ requests in
 
@@ -106,6 +135,23 @@ class V2Dialect:
             "sessionId": answer.get("sessionId"),
             "configOptions": config_options_v2(answer.get("configOptions", [])),
         }
+
+    async def _fork(self, params: Any) -> dict[str, Any]:
+        answer = await self._v1("session/fork", _opening(params))
+        return {
+            "sessionId": answer.get("sessionId"),
+            "configOptions": config_options_v2(answer.get("configOptions", [])),
+        }
+
+    async def _login(self, params: Any) -> dict[str, Any]:
+        """v1's `authenticate` with the method (and `_meta`, a key in it) v2 names."""
+        login = dict(params) if isinstance(params, dict) else {}
+        await self._v1("authenticate", login)
+        return {}
+
+    async def _logout(self, params: Any) -> dict[str, Any]:
+        await self._v1("logout", {})
+        return {}
 
     async def _resume(self, params: Any) -> dict[str, Any]:
         opening = _opening(params)
@@ -184,16 +230,25 @@ class V2Dialect:
 
     async def request(self, method: str, params: Any, msg_id: str | None) -> Any:
         send = self.conn.protocol.send_request_async
-        if method != "session/request_permission" or not isinstance(params, dict):
+        if method not in ASKING or not isinstance(params, dict):
             return await send(method, params, msg_id=msg_id)
         session_id = str(params.get("sessionId"))
         waiting = self._states.get(session_id) == "running"
         if waiting:
             self.notify("session/update", _state(session_id, "requires_action"))
-        answer = await send(method, permission_request_v2(params), msg_id=msg_id)
+        if method == "session/request_permission":
+            params = permission_request_v2(params)
+        answer = await send(method, params, msg_id=msg_id)
         if waiting and self._states.get(session_id) == "requires_action":
             self.notify("session/update", _state(session_id, "running"))
         return answer
+
+
+def _not_in_v1(name: str) -> Handler:
+    async def not_found(params: Any) -> Any:
+        raise AcpError(METHOD_NOT_FOUND, f"Method not found: {name}")
+
+    return not_found
 
 
 def _opening(params: Any) -> dict[str, Any]:

@@ -7,11 +7,14 @@ sessions send (`acp_server.updates`): one `V2Updates` per v2 connection.
 - a v1 `tool_call` (create) and `tool_call_update` are both a v2 `tool_call_update`
   upsert; a v1 diff (`path`, `oldText`, `newText`) is a v2 diff: its change (`add` or
   `modify`) and a git patch with absolute paths;
-- a v1 `plan` is a v2 `plan_update` of the plan `todos` (items);
+- a v1 `plan` is a v2 `plan_update` (items) of the plan v1 names in its `_meta`: the
+  todo list `todos`, Plan mode's plan file `plan:<file>` (its checklist);
 - `available_commands_update` entries are typed `command`; config options name their
   id `configId`; `current_mode_update` is not sent (v2 has no modes: the mode is a
   config option);
 - a notice (v1: agent text marked `_meta.adkAcp.notice`) is v2's `notice`;
+- a compression is v1's `compaction_update` (the connection opts in to it), whose shape
+  is v2's: its id, `completed` and the summary;
 - `session/request_permission` carries a `title` and its tool call as a `subject`.
 """
 
@@ -25,7 +28,14 @@ PLAN_ID = "todos"
 """The id of the plan a v1 `plan` update (the todo list) is in v2."""
 
 PASSED = frozenset(
-    {"session_info_update", "usage_update", "notice", "user_message", "state_update"}
+    {
+        "session_info_update",
+        "usage_update",
+        "notice",
+        "user_message",
+        "state_update",
+        "compaction_update",
+    }
 )
 """Update kinds whose v1 shape is v2's (or that only v2 sends)."""
 
@@ -129,7 +139,11 @@ class V2Updates:
         if kind in ("tool_call", "tool_call_update"):
             return {"sessionUpdate": "tool_call_update", **tool_call_v2(update)}
         if kind == "plan":
-            plan = {"type": "items", "planId": PLAN_ID, "entries": update.get("entries", [])}
+            plan = {
+                "type": "items",
+                "planId": _plan_id(update),
+                "entries": update.get("entries", []),
+            }
             return {"sessionUpdate": "plan_update", "plan": plan}
         if kind == "available_commands_update":
             return {**update, "availableCommands": commands_v2(update.get("availableCommands"))}
@@ -143,6 +157,14 @@ class V2Updates:
             run = (kind, new_message_id())
             self._runs[session_id] = run
         return run[1]
+
+
+def _plan_id(update: dict[str, Any]) -> str:
+    """The id v1 gives a plain plan (`_meta.adkAcp.planId`), else the todo list's."""
+    meta = update.get("_meta")
+    ours = meta.get("adkAcp") if isinstance(meta, dict) else None
+    plan_id = ours.get("planId") if isinstance(ours, dict) else None
+    return plan_id if isinstance(plan_id, str) and plan_id else PLAN_ID
 
 
 def _notice(update: dict[str, Any]) -> dict[str, Any] | None:

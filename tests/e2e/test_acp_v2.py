@@ -23,6 +23,7 @@ from tests.e2e.node_clients import client_script, node_clients
 from tests.e2e.official_schema import official_schema, trace_problems, traffic_problems
 from tests.e2e.remote_client import RemoteAcp, start_serve
 from tests.e2e.test_real_clients_node import _setting, run_ts_client
+from tests.fakes.gemini_errors import per_day_quota_body
 from tests.fakes.gemini_server import FakeGeminiServer, reply_from_fake_response
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
@@ -41,6 +42,17 @@ def model_lines(workspace: Path, *after: str) -> list[str]:
         call("run_shell_command", {"command": "sleep 60"}),
         *after,
     ]
+
+
+SUMMARY = "<state_snapshot>a file written, a plan made</state_snapshot>"
+
+MORE_ON_STDIO = [
+    text(SUMMARY),
+    text(SUMMARY),  # compression's verification pass confirms the summary
+    json.dumps(per_day_quota_body("gemini-2.5-pro")),
+    text("On flash."),
+]
+"""The model's side of `ts_v2.mjs`'s `moreOnStdio`: a compression, a day's quota used up."""
 
 
 def with_a_bad_setting(workspace: Path) -> None:
@@ -65,7 +77,9 @@ def check_v2_client(report: dict[str, Any], workspace: Path) -> None:
     assert problems == [] and count == report["lines"]["agent"] + report["lines"]["client"]
     assert report["init"]["protocolVersion"] == 2
     assert report["init"]["capabilities"]["session"]["delete"] == {}
-    assert report["stops"] == ["end_turn", "end_turn", "end_turn", "cancelled"]
+    methods = {m["methodId"]: m["type"] for m in report["init"]["authMethods"]}
+    assert methods == {"gemini-api-key": "agent", "vertex-ai": "agent", "login": "terminal"}
+    assert report["stops"][:4] == ["end_turn", "end_turn", "end_turn", "cancelled"]
     assert report["texts"][:3] == ["Hello v2", "Wrote it.", "Planned."]  # no notice text in it
     notices = [u for u in report["updates"] if u["sessionUpdate"] == "notice"]
     assert notices[0]["title"].startswith("Some settings were ignored")
@@ -109,7 +123,7 @@ def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
     _, workspace, env = _setting(tmp_path)
     with_a_bad_setting(workspace)
     script = tmp_path / "model.jsonl"
-    script.write_text("\n".join(model_lines(workspace)) + "\n")
+    script.write_text("\n".join(model_lines(workspace, *MORE_ON_STDIO)) + "\n")
     trace = tmp_path / "trace.jsonl"
     env["ADK_ACP_TRACE_FILE"] = str(trace)
     v2 = client_script(clients, "ts_v2.mjs")
@@ -117,10 +131,37 @@ def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
     check_v2_client(report, workspace)
     # no hub on stdio: its cursors are refused, not ignored
     assert report["cursor"]["code"] == -32602
+    check_more_on_stdio(report, tmp_path / "home")
     schema = official_schema("v2")
     assert schema is not None
     count, problems = trace_problems(trace, schema)
     assert problems == [] and count > 30
+
+
+def check_more_on_stdio(report: dict[str, Any], home: Path) -> None:
+    """`ts_v2.mjs`'s `moreOnStdio`: compaction, the fallback's form, fork, auth."""
+    assert report["stops"][4:] == ["end_turn", "end_turn"]
+    live = report["updates"][: len(report["updates"]) - len(report["replayed"])]
+    (compaction,) = [u for u in live if u["sessionUpdate"] == "compaction_update"]
+    assert compaction["status"] == "completed" and compaction["compactionId"]
+    assert "a file written" in compaction["summary"][0]["text"]
+    assert compaction in report["replayed"]  # the record keeps it
+    # the day's quota: asked as a form in the session (requires_action), retried on flash
+    (form,) = report["elicitations"]
+    assert form["mode"] == "form" and form["sessionId"] == report["sessionId"]
+    assert "choice" in form["requestedSchema"]["properties"]
+    assert report["texts"][-1] == "On flash."
+    states = [u["state"] for u in report["updates"] if u["sessionUpdate"] == "state_update"]
+    assert states.count("requires_action") >= 3  # two permissions, the form
+    # a fork with the client's system prompt: a new session whose record keeps it
+    forked = report["fork"]["sessionId"]
+    assert forked != report["sessionId"] and report["fork"]["configOptions"][0]["configId"]
+    records = [p for p in home.rglob(f"{forked}*") if p.is_file()]
+    assert any("Answer in haiku." in p.read_text() for p in records), records
+    assert report["badPrompt"]["code"] == -32602
+    # auth: the terminal method is run by the client, not passed to auth/login
+    assert report["terminalLogin"]["code"] == -32602
+    assert report["login"] == {} and report["logout"] == {}
 
 
 async def test_a_v1_and_a_v2_client_on_one_serve_instance(

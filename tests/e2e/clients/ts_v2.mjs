@@ -3,7 +3,9 @@
 // initialize asking for 2, a session, turns (text, a write asked for, a plan, a command
 // cancelled while it runs), the list, a resume replaying from the start and one from a hub
 // cursor, the close. Every message, both ways, is checked against schema/v2/schema.json
-// (and kept in `report.wire` for the per-method check on the Python side).
+// (and kept in `report.wire` for the per-method check on the Python side). On stdio, then:
+// a compression, a model fallback asked as a form, a fork with a system prompt (and a
+// refused one), and auth/login, auth/logout (`moreOnStdio`).
 // Usage: node ts_v2.mjs <agent argv as JSON | url> <workspace> <report.json>
 //        [<stdio|ws|http> <token or -> <session id file> <attached file>]
 // With the last two, the session's id is written to the first, and the turns wait until
@@ -19,7 +21,9 @@ import { checkedAgent, checkedStream } from "./wire_check.mjs";
 
 const [, , target, workspace, reportPath, kind = "stdio", token = "-", sessionFile, attachedFile] =
   process.argv;
-const report = { stops: [], texts: [], messageIds: [], permissions: [], updates: [], wire: [] };
+const report = {
+  stops: [], texts: [], messageIds: [], permissions: [], elicitations: [], updates: [], wire: [],
+};
 let child = null;
 let stream;
 if (kind === "stdio") {
@@ -42,6 +46,10 @@ const app = acp.client({ name: "adk-acp-ts-v2" })
     report.permissions.push(params);
     return allowOnce(params);
   })
+  .onRequest(acp.methods.client.elicitation.create, async ({ params }) => {
+    report.elicitations.push(params);
+    return { action: "accept", content: { choice: "retry_once" } };
+  })
   .onNotification(acp.methods.client.session.update, async ({ params }) => {
     report.updates.push(params.update);
     for (const watcher of watchers.splice(0)) {
@@ -62,7 +70,9 @@ async function outcome(promise) {
 await runReported(child, report, reportPath, () => (
   app.connectWith(stream, async (ctx) => {
     report.init = await ctx.request(acp.methods.agent.initialize, {
-      protocolVersion: 2, info: { name: "adk-acp-ts-v2", version: "1.0.0" }, capabilities: {},
+      protocolVersion: 2,
+      info: { name: "adk-acp-ts-v2", version: "1.0.0" },
+      capabilities: { auth: { terminal: {} }, elicitation: { form: {} } },
     });
     const session = await ctx.buildSession(workspace).start();
     const sessionId = session.sessionId;
@@ -79,6 +89,7 @@ await runReported(child, report, reportPath, () => (
     await running;
     await ctx.notify(acp.methods.agent.session.cancel, { sessionId });
     await long;
+    if (kind === "stdio") await moreOnStdio(ctx, session, sessionId);
     session.dispose();
     const listed = await ctx.request(acp.methods.agent.session.list, { cwd: workspace });
     report.listed = listed.sessions.map((s) => s.sessionId);
@@ -99,3 +110,23 @@ await runReported(child, report, reportPath, () => (
     report.close = await outcome(ctx.request(acp.methods.agent.session.close, { sessionId }));
   })
 ));
+
+// The v2 parts a stdio run goes on with: a compression (its `compaction_update`), a turn
+// whose model call fails for the day's quota (the fallback asked as a form, accepted), a
+// fork given a system prompt (and one with a mode nobody has: refused), the terminal
+// login refused by auth/login, an agent method accepted with a key, then auth/logout.
+async function moreOnStdio(ctx, session, sessionId) {
+  await turn(session, "/compress", report);
+  await turn(session, "fall back", report);
+  const systemPrompt = { mode: "append", content: [{ type: "text", text: "Answer in haiku." }] };
+  report.fork = await ctx.request("session/fork",
+    { sessionId, cwd: workspace, mcpServers: [], systemPrompt });
+  report.badPrompt = await outcome(ctx.request("session/fork",
+    { sessionId, cwd: workspace, systemPrompt: { ...systemPrompt, mode: "whisper" } }));
+  const terminal = report.init.authMethods.find((m) => m.type === "terminal");
+  report.terminalLogin = await outcome(
+    ctx.request(acp.methods.agent.auth.login, { methodId: terminal.methodId }));
+  report.login = await ctx.request(acp.methods.agent.auth.login,
+    { methodId: "gemini-api-key", _meta: { "api-key": "from-the-v2-client" } });
+  report.logout = await ctx.request(acp.methods.agent.auth.logout, {});
+}
