@@ -86,15 +86,18 @@ class PlanRemoved(_Model):
 def plain_plan(
     entries: tuple[PlanEntry, ...], plan_id: str | None = None
 ) -> schema.AgentPlanUpdate:
-    """`plan`: the whole plan, for a client without plan operations; `plan_id` (when
-    given) in `_meta.adkAcp.planId`, for ACP v2's plans by id (`acp_server.v2`)."""
+    """`plan`: the whole plan, for a client without plan operations; a `plan_id` other
+    than the todo list's in `_meta.adkAcp.planId`, for ACP v2's plans by id
+    (`acp_server.v2`)."""
     return schema.AgentPlanUpdate(
         session_update="plan",
         entries=[
             schema.PlanEntry(content=e.content, priority=e.priority, status=e.status)
             for e in entries
         ],
-        field_meta={"adkAcp": {"planId": plan_id}} if plan_id is not None else None,
+        field_meta=(
+            {"adkAcp": {"planId": plan_id}} if plan_id not in (None, TODOS_PLAN_ID) else None
+        ),
     )
 
 

@@ -59,10 +59,11 @@ V2_ONLY = ("auth/login", "auth/logout")
 """Methods v1 does not have: registered on the connection when it turns to v2 (not
 found for v1, should the connection turn back at another `initialize`)."""
 
-CLIENT_CAPABILITIES: dict[str, Any] = {"session": {"compaction": {}}}
+CLIENT_CAPABILITIES: dict[str, Any] = {"session": {"compaction": {}}, "subagents": {}}
 """The v1 capabilities a v2 client is served with: no `fs`, no `terminal` (the agent
-works on its own files); of v1's opt-ins only `compaction_update` (its shape is v2's;
-the other v2 updates are made from the plain ones)."""
+works on its own files); of v1's opt-ins those whose shape is v2's: `compaction_update`
+and subagent sessions (`subagent_update`, the child's updates under its own id; v2's
+baseline). The other v2 updates are made from the plain ones."""
 
 ASKING = ("session/request_permission", "elicitation/create")
 """The agent's requests that hold the turn until the user answers (`requires_action`)."""

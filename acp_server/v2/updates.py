@@ -14,7 +14,9 @@ sessions send (`acp_server.updates`): one `V2Updates` per v2 connection.
   config option);
 - a notice (v1: agent text marked `_meta.adkAcp.notice`) is v2's `notice`;
 - a compression is v1's `compaction_update` (the connection opts in to it), whose shape
-  is v2's: its id, `completed` and the summary;
+  is v2's: its id, `completed` and the summary; so is a subagent's `subagent_update`
+  (the child session's id, title, task as its description, `running` or `idle` with
+  the stop reason), its own updates under the child's id;
 - `session/request_permission` carries a `title` and its tool call as a `subject`.
 """
 
@@ -35,6 +37,7 @@ PASSED = frozenset(
         "user_message",
         "state_update",
         "compaction_update",
+        "subagent_update",
     }
 )
 """Update kinds whose v1 shape is v2's (or that only v2 sends)."""

@@ -23,6 +23,7 @@ from tests.e2e.node_clients import client_script, node_clients
 from tests.e2e.official_schema import official_schema, trace_problems, traffic_problems
 from tests.e2e.remote_client import RemoteAcp, start_serve
 from tests.e2e.test_real_clients_node import _setting, run_ts_client
+from tests.e2e.test_subagent_sessions import REVIEW_FILES
 from tests.fakes.gemini_errors import per_day_quota_body
 from tests.fakes.gemini_server import FakeGeminiServer, reply_from_fake_response
 
@@ -51,8 +52,13 @@ MORE_ON_STDIO = [
     text(SUMMARY),  # compression's verification pass confirms the summary
     json.dumps(per_day_quota_body("gemini-2.5-pro")),
     text("On flash."),
+    call("reviewer", {"task": "review a.py"}),
+    call("read_file", {"file_path": "a.py"}),
+    call("complete_task", {"result": "a.py looks fine"}),
+    text("The reviewer says a.py looks fine."),
 ]
-"""The model's side of `ts_v2.mjs`'s `moreOnStdio`: a compression, a day's quota used up."""
+"""The model's side of `ts_v2.mjs`'s `moreOnStdio`: a compression, a day's quota used
+up, the reviewer subagent (`REVIEW_FILES`) reading a.py."""
 
 
 def with_a_bad_setting(workspace: Path) -> None:
@@ -122,6 +128,9 @@ def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
     clients = node_clients()
     _, workspace, env = _setting(tmp_path)
     with_a_bad_setting(workspace)
+    for name, content in REVIEW_FILES.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(content)
     script = tmp_path / "model.jsonl"
     script.write_text("\n".join(model_lines(workspace, *MORE_ON_STDIO)) + "\n")
     trace = tmp_path / "trace.jsonl"
@@ -140,7 +149,7 @@ def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
 
 def check_more_on_stdio(report: dict[str, Any], home: Path) -> None:
     """`ts_v2.mjs`'s `moreOnStdio`: compaction, the fallback's form, fork, auth."""
-    assert report["stops"][4:] == ["end_turn", "end_turn"]
+    assert report["stops"][4:] == ["end_turn", "end_turn", "end_turn"]
     live = report["updates"][: len(report["updates"]) - len(report["replayed"])]
     (compaction,) = [u for u in live if u["sessionUpdate"] == "compaction_update"]
     assert compaction["status"] == "completed" and compaction["compactionId"]
@@ -150,9 +159,19 @@ def check_more_on_stdio(report: dict[str, Any], home: Path) -> None:
     (form,) = report["elicitations"]
     assert form["mode"] == "form" and form["sessionId"] == report["sessionId"]
     assert "choice" in form["requestedSchema"]["properties"]
-    assert report["texts"][-1] == "On flash."
+    assert report["texts"][5] == "On flash."
     states = [u["state"] for u in report["updates"] if u["sessionUpdate"] == "state_update"]
     assert states.count("requires_action") >= 3  # two permissions, the form
+    # the subagent: a child session, announced running, its read under its id, then idle
+    subagents = [u for u in live if u["sessionUpdate"] == "subagent_update"]
+    assert [u["state"] for u in subagents] == [
+        {"state": "running"},
+        {"state": "idle", "stopReason": "end_turn"},
+    ]
+    child = subagents[0]["sessionId"]
+    assert subagents[0]["title"] == "Reviewer" and child != report["sessionId"]
+    assert any(u.get("title", "").startswith("Read") for u in report["children"][child])
+    assert report["texts"][6] == "The reviewer says a.py looks fine."
     # a fork with the client's system prompt: a new session whose record keeps it
     forked = report["fork"]["sessionId"]
     assert forked != report["sessionId"] and report["fork"]["configOptions"][0]["configId"]

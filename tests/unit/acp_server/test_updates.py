@@ -341,5 +341,5 @@ def test_plan_operations_for_a_client_that_takes_them_and_plain_plans_for_anothe
     plain = PlanOperations(ClientUpdates.of({"session": {"notices": {}}}))
     entry = {"content": "x", "priority": "medium", "status": "pending"}
     assert dumped(plain, plan("plan:a.md", "x", markdown="- x")) == [
-        {"sessionUpdate": "plan", "entries": [entry]}
+        {"sessionUpdate": "plan", "entries": [entry], "_meta": {"adkAcp": {"planId": "plan:a.md"}}}
     ]
