@@ -6,7 +6,10 @@ agent's protocol trace); on `serve`, a v1 client attached to the same session at
 sees the same turns in v1's shapes, checked against `schema/v1`.
 
 Long because each test is a whole v2 session (four turns, a cancel, two replays, a close)
-through one agent process and one node client: the cheapest way through every v2 part."""
+through one agent process and one node client: the cheapest way through every v2 part.
+On stdio the session goes on with the parts v2 takes from v1's features: a compression,
+the fallback-model form, a subagent's child session, Plan mode's plan file, a fork with
+a system prompt, auth/login and auth/logout (`check_more_on_stdio`)."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from tests.e2e.model_script import call, text
 from tests.e2e.node_clients import client_script, node_clients
 from tests.e2e.official_schema import official_schema, trace_problems, traffic_problems
 from tests.e2e.remote_client import RemoteAcp, start_serve
+from tests.e2e.test_plan_mode import PLAN, plans_dir
 from tests.e2e.test_real_clients_node import _setting, run_ts_client
 from tests.e2e.test_subagent_sessions import REVIEW_FILES
 from tests.fakes.gemini_errors import per_day_quota_body
@@ -47,6 +51,17 @@ def model_lines(workspace: Path, *after: str) -> list[str]:
 
 SUMMARY = "<state_snapshot>a file written, a plan made</state_snapshot>"
 
+def more_on_stdio(tmp_path: Path) -> list[str]:
+    """The model's side of `ts_v2.mjs`'s `moreOnStdio`: a compression, a day's quota used
+    up, the reviewer subagent (`REVIEW_FILES`) reading a.py, a plan file in Plan mode."""
+    plan_file = plans_dir(tmp_path) / "fix.md"
+    return [
+        *MORE_ON_STDIO,
+        call("write_file", {"file_path": str(plan_file), "content": PLAN}),
+        text("Planned it."),
+    ]
+
+
 MORE_ON_STDIO = [
     text(SUMMARY),
     text(SUMMARY),  # compression's verification pass confirms the summary
@@ -57,8 +72,6 @@ MORE_ON_STDIO = [
     call("complete_task", {"result": "a.py looks fine"}),
     text("The reviewer says a.py looks fine."),
 ]
-"""The model's side of `ts_v2.mjs`'s `moreOnStdio`: a compression, a day's quota used
-up, the reviewer subagent (`REVIEW_FILES`) reading a.py."""
 
 
 def with_a_bad_setting(workspace: Path) -> None:
@@ -132,7 +145,7 @@ def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
         (workspace / name).parent.mkdir(parents=True, exist_ok=True)
         (workspace / name).write_text(content)
     script = tmp_path / "model.jsonl"
-    script.write_text("\n".join(model_lines(workspace, *MORE_ON_STDIO)) + "\n")
+    script.write_text("\n".join(model_lines(workspace, *more_on_stdio(tmp_path))) + "\n")
     trace = tmp_path / "trace.jsonl"
     env["ADK_ACP_TRACE_FILE"] = str(trace)
     v2 = client_script(clients, "ts_v2.mjs")
@@ -149,7 +162,7 @@ def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
 
 def check_more_on_stdio(report: dict[str, Any], home: Path) -> None:
     """`ts_v2.mjs`'s `moreOnStdio`: compaction, the fallback's form, fork, auth."""
-    assert report["stops"][4:] == ["end_turn", "end_turn", "end_turn"]
+    assert report["stops"][4:] == ["end_turn"] * 4
     live = report["updates"][: len(report["updates"]) - len(report["replayed"])]
     (compaction,) = [u for u in live if u["sessionUpdate"] == "compaction_update"]
     assert compaction["status"] == "completed" and compaction["compactionId"]
@@ -172,6 +185,10 @@ def check_more_on_stdio(report: dict[str, Any], home: Path) -> None:
     assert subagents[0]["title"] == "Reviewer" and child != report["sessionId"]
     assert any(u.get("title", "").startswith("Read") for u in report["children"][child])
     assert report["texts"][6] == "The reviewer says a.py looks fine."
+    # Plan mode's plan file: a plan of its own id beside the todo list
+    plans = {u["plan"]["planId"]: u["plan"] for u in live if u["sessionUpdate"] == "plan_update"}
+    assert set(plans) == {"todos", "plan:fix.md"}
+    assert plans["plan:fix.md"]["entries"][0]["content"] == "Add a failing test"
     # a fork with the client's system prompt: a new session whose record keeps it
     forked = report["fork"]["sessionId"]
     assert forked != report["sessionId"] and report["fork"]["configOptions"][0]["configId"]

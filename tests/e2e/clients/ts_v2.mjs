@@ -4,7 +4,7 @@
 // cancelled while it runs), the list, a resume replaying from the start and one from a hub
 // cursor, the close. Every message, both ways, is checked against schema/v2/schema.json
 // (and kept in `report.wire` for the per-method check on the Python side). On stdio, then:
-// a compression, a model fallback asked as a form, a subagent, a fork with a system prompt (and a
+// a compression, a model fallback asked as a form, a subagent, Plan mode's plan, a fork with a system prompt (and a
 // refused one), and auth/login, auth/logout (`moreOnStdio`).
 // Usage: node ts_v2.mjs <agent argv as JSON | url> <workspace> <report.json>
 //        [<stdio|ws|http> <token or -> <session id file> <attached file>]
@@ -118,12 +118,15 @@ await runReported(child, report, reportPath, () => (
 
 // The v2 parts a stdio run goes on with: a compression (its `compaction_update`), a turn
 // whose model call fails for the day's quota (the fallback asked as a form, accepted), a
-// subagent's run (a child session), a fork given a system prompt (and one with a mode nobody has: refused), the terminal
+// subagent's run (a child session), a plan file written in Plan mode (a plan of its own
+// id), a fork given a system prompt (and one with a mode nobody has: refused), the terminal
 // login refused by auth/login, an agent method accepted with a key, then auth/logout.
 async function moreOnStdio(ctx, session, sessionId) {
   await turn(session, "/compress", report);
   await turn(session, "fall back", report);
   await turn(session, "get a.py reviewed", report);
+  await session.setConfigOption({ configId: "mode", type: "id", value: "plan" });
+  await turn(session, "plan it", report);
   const systemPrompt = { mode: "append", content: [{ type: "text", text: "Answer in haiku." }] };
   report.fork = await ctx.request("session/fork",
     { sessionId, cwd: workspace, mcpServers: [], systemPrompt });
