@@ -51,6 +51,7 @@ def model_lines(workspace: Path, *after: str) -> list[str]:
 
 SUMMARY = "<state_snapshot>a file written, a plan made</state_snapshot>"
 
+
 def more_on_stdio(tmp_path: Path) -> list[str]:
     """The model's side of `ts_v2.mjs`'s `moreOnStdio`: a compression, a day's quota used
     up, the reviewer subagent (`REVIEW_FILES`) reading a.py, a plan file in Plan mode."""
