@@ -9,7 +9,7 @@ Long because each test is a whole v2 session (four turns, a cancel, two replays,
 through one agent process and one node client: the cheapest way through every v2 part.
 On stdio the session goes on with the parts v2 takes from v1's features: a compression,
 the fallback-model form, a subagent's child session, Plan mode's plan file, a fork with
-a system prompt, auth/login and auth/logout (`check_more_on_stdio`)."""
+a system prompt (`check_more_on_stdio`)."""
 
 from __future__ import annotations
 
@@ -136,6 +136,9 @@ def check_v2_client(report: dict[str, Any], workspace: Path) -> None:
         and u["sessionUpdate"] != "available_commands_update"
     )
     assert report["close"] == {"ok": True}
+    # auth: the terminal method is run by the client, not passed to auth/login
+    assert report["terminalLogin"]["code"] == -32602
+    assert report["login"] == {} and report["logout"] == {}
 
 
 def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
@@ -162,7 +165,8 @@ def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
 
 
 def check_more_on_stdio(report: dict[str, Any], home: Path) -> None:
-    """`ts_v2.mjs`'s `moreOnStdio`: compaction, the fallback's form, fork, auth."""
+    """`ts_v2.mjs`'s `moreOnStdio`: compaction, the fallback's form, a subagent, Plan
+    mode's plan, a fork."""
     assert report["stops"][4:] == ["end_turn"] * 4
     live = report["updates"][: len(report["updates"]) - len(report["replayed"])]
     (compaction,) = [u for u in live if u["sessionUpdate"] == "compaction_update"]
@@ -196,9 +200,6 @@ def check_more_on_stdio(report: dict[str, Any], home: Path) -> None:
     records = [p for p in home.rglob(f"{forked}*") if p.is_file()]
     assert any("Answer in haiku." in p.read_text() for p in records), records
     assert report["badPrompt"]["code"] == -32602
-    # auth: the terminal method is run by the client, not passed to auth/login
-    assert report["terminalLogin"]["code"] == -32602
-    assert report["login"] == {} and report["logout"] == {}
 
 
 async def test_a_v1_and_a_v2_client_on_one_serve_instance(

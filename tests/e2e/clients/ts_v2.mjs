@@ -2,10 +2,10 @@
 // `experimental/v2`) driving a real agent over stdio or `adk-acp serve` (ws, http):
 // initialize asking for 2, a session, turns (text, a write asked for, a plan, a command
 // cancelled while it runs), the list, a resume replaying from the start and one from a hub
-// cursor, the close. Every message, both ways, is checked against schema/v2/schema.json
-// (and kept in `report.wire` for the per-method check on the Python side). On stdio, then:
-// a compression, a model fallback asked as a form, a subagent, Plan mode's plan, a fork with a system prompt (and a
-// refused one), and auth/login, auth/logout (`moreOnStdio`).
+// cursor, the close, auth/login and auth/logout. Every message, both ways, is checked
+// against schema/v2/schema.json (and kept in `report.wire` for the per-method check on the
+// Python side). On stdio, before the list: a compression, a model fallback asked as a
+// form, a subagent, Plan mode's plan, a fork with a system prompt (`moreOnStdio`).
 // Usage: node ts_v2.mjs <agent argv as JSON | url> <workspace> <report.json>
 //        [<stdio|ws|http> <token or -> <session id file> <attached file>]
 // With the last two, the session's id is written to the first, and the turns wait until
@@ -113,14 +113,14 @@ await runReported(child, report, reportPath, () => (
     if (report.cursor.ok) await replayed;
     report.cursorReplayed = report.updates.slice(mark);
     report.close = await outcome(ctx.request(acp.methods.agent.session.close, { sessionId }));
+    await auth(ctx);
   })
 ));
 
 // The v2 parts a stdio run goes on with: a compression (its `compaction_update`), a turn
 // whose model call fails for the day's quota (the fallback asked as a form, accepted), a
 // subagent's run (a child session), a plan file written in Plan mode (a plan of its own
-// id), a fork given a system prompt (and one with a mode nobody has: refused), the terminal
-// login refused by auth/login, an agent method accepted with a key, then auth/logout.
+// id), a fork given a system prompt (and one with a mode nobody has: refused).
 async function moreOnStdio(ctx, session, sessionId) {
   await turn(session, "/compress", report);
   await turn(session, "fall back", report);
@@ -132,6 +132,11 @@ async function moreOnStdio(ctx, session, sessionId) {
     { sessionId, cwd: workspace, mcpServers: [], systemPrompt });
   report.badPrompt = await outcome(ctx.request("session/fork",
     { sessionId, cwd: workspace, systemPrompt: { ...systemPrompt, mode: "whisper" } }));
+}
+
+// The terminal login refused by auth/login, an agent method accepted with a key, then
+// auth/logout.
+async function auth(ctx) {
   const terminal = report.init.authMethods.find((m) => m.type === "terminal");
   report.terminalLogin = await outcome(
     ctx.request(acp.methods.agent.auth.login, { methodId: terminal.methodId }));
