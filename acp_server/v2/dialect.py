@@ -19,7 +19,8 @@ and answers translated; what the agent sends is translated by `updates.V2Updates
   v1's `logout`;
 - a permission request or a form (`elicitation/create`: v1's fallback-model question,
   asked when the client offers `elicitation.form`) is `requires_action` while it waits,
-  `running` once answered.
+  `running` once answered (of the session a subagent's child session runs in, for its
+  questions).
 v1's other methods (`session/load`, `set_mode`, `authenticate`, ...) are not served.
 """
 
@@ -88,6 +89,8 @@ class V2Dialect:
         self.updates = V2Updates()
         self._states: dict[str, str] = {}
         """The last state each session was reported in on this connection."""
+        self._parents: dict[str, str] = {}
+        """A subagent's child session -> the session it runs in (`subagent_update`)."""
         self._turns: set[asyncio.Task[None]] = set()
         self._own: dict[str, Handler] = {
             "session/new": self._new,
@@ -226,6 +229,8 @@ class V2Dialect:
                 return
             if update.get("sessionUpdate") == "state_update":
                 self._states[session_id] = str(update.get("state"))
+            if update.get("sessionUpdate") == "subagent_update":
+                self._parents[str(update.get("sessionId"))] = session_id
             params = {**params, "update": update}
         self.conn.protocol.notify(method, params)
 
@@ -233,7 +238,7 @@ class V2Dialect:
         send = self.conn.protocol.send_request_async
         if method not in ASKING or not isinstance(params, dict):
             return await send(method, params, msg_id=msg_id)
-        session_id = str(params.get("sessionId"))
+        session_id = self._foreground(str(params.get("sessionId")))
         waiting = self._states.get(session_id) == "running"
         if waiting:
             self.notify("session/update", _state(session_id, "requires_action"))
@@ -243,6 +248,17 @@ class V2Dialect:
         if waiting and self._states.get(session_id) == "requires_action":
             self.notify("session/update", _state(session_id, "running"))
         return answer
+
+    def _foreground(self, session_id: str) -> str:
+        """The session whose foreground a question in `session_id` holds: its own, or for
+        a subagent's child session the one the subagent runs in (nested too)."""
+        seen = {session_id}
+        while session_id not in self._states and session_id in self._parents:
+            session_id = self._parents[session_id]
+            if session_id in seen:
+                break
+            seen.add(session_id)
+        return session_id
 
 
 def _not_in_v1(name: str) -> Handler:

@@ -54,7 +54,8 @@ SUMMARY = "<state_snapshot>a file written, a plan made</state_snapshot>"
 
 def more_on_stdio(tmp_path: Path) -> list[str]:
     """The model's side of `ts_v2.mjs`'s `moreOnStdio`: a compression, a day's quota used
-    up, the reviewer subagent (`REVIEW_FILES`) reading a.py, a plan file in Plan mode."""
+    up, the reviewer subagent (`REVIEW_FILES`) reading a.py and writing its review (asked),
+    a plan file in Plan mode."""
     plan_file = plans_dir(tmp_path) / "fix.md"
     return [
         *MORE_ON_STDIO,
@@ -70,6 +71,7 @@ MORE_ON_STDIO = [
     text("On flash."),
     call("reviewer", {"task": "review a.py"}),
     call("read_file", {"file_path": "a.py"}),
+    call("write_file", {"file_path": "review.md", "content": "ok\n"}),
     call("complete_task", {"result": "a.py looks fine"}),
     text("The reviewer says a.py looks fine."),
 ]
@@ -117,7 +119,7 @@ def check_v2_client(report: dict[str, Any], workspace: Path) -> None:
     plan = next(u["plan"] for u in report["updates"] if u["sessionUpdate"] == "plan_update")
     assert plan["planId"] == "todos" and plan["entries"][0]["content"] == "Read the code"
     # permission requests: a title and the tool call as their subject, its diff as changes
-    write, command = report["permissions"]
+    write, command = report["permissions"][:2]
     assert write["title"] and write["subject"]["type"] == "tool_call"
     (diff,) = write["subject"]["toolCall"]["content"]
     assert diff["changes"] == [{"operation": "add", "path": str(workspace / "t.txt")}]
@@ -179,7 +181,7 @@ def check_more_on_stdio(report: dict[str, Any], home: Path) -> None:
     assert "choice" in form["requestedSchema"]["properties"]
     assert report["texts"][5] == "On flash."
     states = [u["state"] for u in report["updates"] if u["sessionUpdate"] == "state_update"]
-    assert states.count("requires_action") >= 3  # two permissions, the form
+    assert states.count("requires_action") >= 4  # two permissions, the form, the reviewer's
     # the subagent: a child session, announced running, its read under its id, then idle
     subagents = [u for u in live if u["sessionUpdate"] == "subagent_update"]
     assert [u["state"] for u in subagents] == [
@@ -189,6 +191,9 @@ def check_more_on_stdio(report: dict[str, Any], home: Path) -> None:
     child = subagents[0]["sessionId"]
     assert subagents[0]["title"] == "Reviewer" and child != report["sessionId"]
     assert any(u.get("title", "").startswith("Read") for u in report["children"][child])
+    (asked,) = report["permissions"][2:]  # the reviewer's write, in its own session
+    assert asked["sessionId"] == child and asked["subject"]["toolCall"]["kind"] == "edit"
+    assert "subagent_update" in kinds(report["replayed"])
     assert report["texts"][6] == "The reviewer says a.py looks fine."
     # Plan mode's plan file: a plan of its own id beside the todo list
     plans = {u["plan"]["planId"]: u["plan"] for u in live if u["sessionUpdate"] == "plan_update"}

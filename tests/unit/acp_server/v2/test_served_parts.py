@@ -140,3 +140,21 @@ def test_compaction_and_subagent_updates_pass_and_plans_keep_v1s_id() -> None:
         "sessionUpdate": "plan_update",
         "plan": {"type": "items", "planId": "plan:a.md", "entries": entries},
     }
+
+
+async def test_a_subagents_question_holds_the_session_it_runs_in() -> None:
+    v2, conn = dialect()
+    running = {"sessionUpdate": "state_update", "state": "running"}
+    v2.notify("session/update", {"sessionId": "p", "update": running})
+    child = {"sessionUpdate": "subagent_update", "sessionId": "c", "state": {"state": "running"}}
+    v2.notify("session/update", {"sessionId": "p", "update": child})
+    grandchild = {**child, "sessionId": "g"}
+    v2.notify("session/update", {"sessionId": "c", "update": grandchild})
+    asked = {"sessionId": "g", "toolCall": {"toolCallId": "t"}, "options": []}
+    await v2.request("session/request_permission", asked, None)
+    states = [
+        (p["sessionId"], p["update"]["state"])
+        for m, p in conn.protocol.sent
+        if m == "session/update" and p["update"]["sessionUpdate"] == "state_update"
+    ]
+    assert states == [("p", "running"), ("p", "requires_action"), ("p", "running")]
