@@ -103,7 +103,7 @@ def initialize_result(params: Any) -> dict[str, Any]:
         v2_caps = params.get("capabilities")
         if v2_caps is not None and not isinstance(v2_caps, dict):
             raise InitializeParamsError("capabilities must be an object")
-        return initialize_result_v2(v2_caps)
+        return initialize_result_v2(v2_caps, AUTH_METHODS, LOGIN_METHOD)
     caps = params.get("clientCapabilities")
     if caps is not None and not isinstance(caps, dict):
         raise InitializeParamsError("clientCapabilities must be an object")

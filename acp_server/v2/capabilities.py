@@ -4,7 +4,6 @@ the first `initialize` line before pygls or the engine are loaded)."""
 from __future__ import annotations
 
 from acp_server import __version__
-from acp_server.capabilities import AUTH_METHODS, LOGIN_METHOD
 
 TYPE_CHECKING = False  # no `typing` import on the start-up path
 if TYPE_CHECKING:
@@ -29,17 +28,19 @@ def agent_capabilities_v2() -> dict[str, Any]:
     }
 
 
-def auth_methods_v2(client: Any) -> list[dict[str, Any]]:
-    """v1's auth methods in v2's shape (`methodId`, typed): the `agent` ones, and the
-    terminal login (`adk-acp --login`) when the client says it can run it
-    (`capabilities.auth.terminal`). Offering them means `auth/login` and `auth/logout`."""
+def auth_methods_v2(
+    client: Any, agent: list[dict[str, Any]], login: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """v1's auth methods (`acp_server.capabilities`: `agent` ones, the terminal `login`)
+    in v2's shape (`methodId`, typed): the agent ones, and the terminal login
+    (`adk-acp --login`) when the client says it can run it (`capabilities.auth.terminal`).
+    Offering them means `auth/login` and `auth/logout`."""
     methods: list[dict[str, Any]] = [
         {"type": "agent", "methodId": m["id"], "name": m["name"], "description": m["description"]}
-        for m in AUTH_METHODS
+        for m in agent
     ]
     auth = client.get("auth") if isinstance(client, dict) else None
     if isinstance(auth, dict) and isinstance(auth.get("terminal"), dict):
-        login = LOGIN_METHOD
         methods.append(
             {
                 "type": "terminal",
@@ -53,12 +54,14 @@ def auth_methods_v2(client: Any) -> list[dict[str, Any]]:
     return methods
 
 
-def initialize_result_v2(client: Any = None) -> dict[str, Any]:
+def initialize_result_v2(
+    client: Any, agent: list[dict[str, Any]], login: dict[str, Any]
+) -> dict[str, Any]:
     """The answer to a well-formed v2 `initialize` (checked by `acp_server.capabilities`);
-    `client` is its `capabilities`."""
+    `client` is its `capabilities`, `agent` and `login` v1's auth methods."""
     return {
         "protocolVersion": VERSION,
         "info": {"name": "adk-acp", "title": "ADK ACP agent (Gemini)", "version": __version__},
         "capabilities": agent_capabilities_v2(),
-        "authMethods": auth_methods_v2(client),
+        "authMethods": auth_methods_v2(client, agent, login),
     }

@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from acp_server.capabilities import AUTH_METHODS, LOGIN_METHOD
 from acp_server.errors import AcpError
 from acp_server.v2.capabilities import auth_methods_v2, initialize_result_v2
 from acp_server.v2.dialect import V2Dialect, client_capabilities
@@ -54,13 +55,13 @@ def dialect() -> tuple[V2Dialect, FakeConn]:
 
 
 def test_auth_methods_are_v1s_typed_and_the_terminal_login_only_when_the_client_runs_it() -> None:
-    plain = auth_methods_v2({})
+    plain = auth_methods_v2({}, AUTH_METHODS, LOGIN_METHOD)
     assert [(m["type"], m["methodId"]) for m in plain] == [
         ("agent", "gemini-api-key"),
         ("agent", "vertex-ai"),
     ]
     assert all(m["name"] and m["description"] for m in plain)
-    (terminal,) = auth_methods_v2({"auth": {"terminal": {}}})[2:]
+    (terminal,) = auth_methods_v2({"auth": {"terminal": {}}}, AUTH_METHODS, LOGIN_METHOD)[2:]
     assert terminal == {
         "type": "terminal",
         "methodId": "login",
@@ -69,8 +70,10 @@ def test_auth_methods_are_v1s_typed_and_the_terminal_login_only_when_the_client_
         "args": ["--login"],
         "env": [],
     }
-    assert len(auth_methods_v2({"auth": {"terminal": True}})) == 2  # v1's flag is not v2's
-    session = initialize_result_v2(None)["capabilities"]["session"]
+    assert (
+        len(auth_methods_v2({"auth": {"terminal": True}}, AUTH_METHODS, LOGIN_METHOD)) == 2
+    )  # v1's flag is not v2's
+    session = initialize_result_v2(None, [], LOGIN_METHOD)["capabilities"]["session"]
     assert session["systemPrompt"] == {"mode": {"override": {}}} and session["fork"] == {}
 
 
