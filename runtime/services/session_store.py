@@ -45,13 +45,22 @@ class InvalidCursorError(ConfigError):
 
 class SessionLeasedError(StreamActiveError):
     """Another process drives this session (holds its lease) and did not let go in
-    time, or said why it keeps it (`why`: a client is attached there...)."""
+    time, or said why it keeps it (`why`: a client is attached there...) and what the
+    asker can do (`advice`; by default, connect to that process)."""
 
-    def __init__(self, session_id: str, holder: str, until: str, why: str | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        holder: str,
+        until: str,
+        why: str | None = None,
+        advice: str | None = None,
+    ) -> None:
         if why:
+            advice = advice or "connect to that process, or close the session there and try again"
             text = (
-                f"session {session_id} is driven by another adk-acp process ({holder}): {why}; "
-                "connect to that process, or close the session there and try again"
+                f"session {session_id} is driven by another adk-acp process ({holder}): "
+                f"{why}; {advice}"
             )
         else:
             text = (
@@ -124,8 +133,9 @@ class LeaseHandoff(Protocol):
         """Ids of sessions this process holds that another process waits for."""
         ...
 
-    async def refuse(self, session_id: str, why: str) -> None:
-        """Tell the waiting process why this one keeps `session_id`."""
+    async def refuse(self, session_id: str, why: str, advice: str | None = None) -> None:
+        """Tell the waiting process why this one keeps `session_id` (and, with
+        `advice`, what it can do about it)."""
         ...
 
 

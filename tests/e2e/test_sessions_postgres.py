@@ -1,7 +1,7 @@
 """Sessions in PostgreSQL through the real process (issue 24): two `adk-acp` processes
 on stdio with `--store postgresql://…` on one database (a throwaway cluster): a
 session made and prompted in one is listed, loaded with its replay and continued in
-the other once the first lets go (before that, the second is told who drives it); a
+the other (the first, idle, hands the session over when the second asks for it); a
 `kill -9` mid-turn loses nothing recorded, and the other process takes the session
 over once the dead one's lease expires."""
 
@@ -76,13 +76,7 @@ async def test_a_session_is_listed_loaded_and_continued_in_another_process(
 
     [info] = (await other.request("session/list", {"cwd": str(agent.workspace)}))["sessions"]
     assert (info["sessionId"], info["title"]) == (agent.session_id, "hello there")
-    with pytest.raises(AcpError) as refused:  # the first one drives it: said after a lease
-        await other.load_session(agent.session_id, agent.workspace, timeout=60)
-    assert refused.value.code == BUSY
-    assert "driven by another adk-acp process" in refused.value.message
-    assert other.updates(agent.session_id) == []
-
-    await agent.client.request("session/close", {"sessionId": agent.session_id})
+    # the first one drives it, idle: it hands the session over when the second asks
     await other.load_session(agent.session_id, agent.workspace)
     users = [u["content"]["text"] for u in other.updates(agent.session_id, "user_message_chunk")]
     assert users == ["hello there"] and "first answer" in other.text_of(agent.session_id)
@@ -92,6 +86,7 @@ async def test_a_session_is_listed_loaded_and_continued_in_another_process(
         ("model", "first answer"),
         ("user", "and again"),
     ]
+    await agent.client.request("session/close", {"sessionId": agent.session_id})
     # both processes see one list; no process wrote session files
     listed = await agent.client.request("session/list", {"cwd": str(agent.workspace)})
     assert [s["sessionId"] for s in listed["sessions"]] == [agent.session_id]

@@ -194,9 +194,10 @@ class PgRecordStore:
         rows = await self._pool.fetch(WANTED, self.holder, self.wait_s)
         return [row["session_id"] for row in rows]
 
-    async def refuse(self, session_id: str, why: str) -> None:
+    async def refuse(self, session_id: str, why: str, advice: str | None = None) -> None:
         pool = await self.pool()
-        await pool.execute(REFUSE, session_id, self.holder, why)
+        answer = f"{why}\n{advice}" if advice else why
+        await pool.execute(REFUSE, session_id, self.holder, answer)
 
     # ------------------------------------------------------------ for the recordings
 
