@@ -10,7 +10,8 @@ page newest first from a cursor, delete, close. Two stores implement it:
   them. One process per editor drives its sessions; its lease is the process itself.
 - `runtime.services.pg.PgRecordStore` (`--store postgresql://…`): sessions, append-only
   record rows, titles and leases in PostgreSQL, shared by several processes; one
-  process drives a session at a time (`SessionLeasedError` for the others).
+  process drives a session at a time (`SessionLeasedError` for the others). It lists
+  Gemini CLI's chats (of this process's user) too.
 """
 
 from __future__ import annotations

@@ -125,7 +125,9 @@ class SessionService:
             if url is not None:
                 from runtime.services.pg.store import PgRecordStore, lease_seconds
 
-                self._records = PgRecordStore(url, lease_s=lease_seconds(self.env))
+                self._records = PgRecordStore(
+                    url, lease_s=lease_seconds(self.env), gemini_cli=self._gemini_cli()
+                )
             else:
                 self._records = FileRecordStore(self.store(), self._gemini_cli())
         return self._records
