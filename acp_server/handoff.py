@@ -13,7 +13,6 @@ for the editor) is kept, and the other process is told why and where, at once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -45,19 +44,9 @@ class StdioHandoff:
 
     def __init__(self, state: ServerState) -> None:
         self.state = state
-        self._task: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="lease handoff")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _run(self) -> None:
+    async def run(self) -> None:
+        """Until cancelled (the server's end), or for good on a store of one process."""
         while True:
             await asyncio.sleep(POLL_S)
             try:

@@ -44,12 +44,12 @@ async def _serve(
         else:
             conn.feed(line)
 
-    handoff = StdioHandoff(state)  # sessions other processes ask for (a shared store)
-    handoff.start()
+    # sessions other processes ask for (a store they share)
+    handoff = loop.create_task(StdioHandoff(state).run(), name="lease handoff")
     reader.attach(loop, on_line)
     await eof.wait()
     logger.info("stdin closed; shutting down")
-    await handoff.stop()
+    handoff.cancel()
     try:
         await asyncio.wait_for(state.shutdown(), timeout=SHUTDOWN_TIMEOUT_S)
     except TimeoutError:

@@ -7,7 +7,6 @@ the session or a deleted record is a clear error."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,9 @@ from runtime.services.pg.store import PgRecordStore
 from runtime.services.session_store import NewRecord, SessionLeasedError
 from runtime.session import AgentSession, SessionSpec, create_session
 from runtime.session.handover import SessionGoneError
+from tests.unit.runtime.services.pg.test_handoff import pair
+
+__all__ = ["pair"]  # the fixture: two processes' stores on one database
 
 
 def _reply(text: str) -> dict[str, Any]:
@@ -31,14 +33,6 @@ def _reply(text: str) -> dict[str, Any]:
 def _said(generator: FakeContentGenerator) -> list[tuple[str | None, str]]:
     _model, contents = generator.requests[-1]
     return [(c.role, p.text or "") for c in contents for p in c.parts or () if p.text]
-
-
-@pytest.fixture
-async def stores(pg_url: str) -> AsyncIterator[tuple[PgRecordStore, PgRecordStore]]:
-    ours, theirs = PgRecordStore(pg_url, lease_s=30.0), PgRecordStore(pg_url, lease_s=30.0)
-    yield ours, theirs
-    await ours.close()
-    await theirs.close()
 
 
 async def _session(
@@ -65,9 +59,9 @@ async def _turn(session: AgentSession, text: str) -> None:
 
 
 async def test_let_go_then_taken_back_with_what_the_other_process_recorded(
-    stores: tuple[PgRecordStore, PgRecordStore], tmp_path: Path
+    pair: tuple[PgRecordStore, PgRecordStore], tmp_path: Path
 ) -> None:
-    ours, theirs = stores
+    ours, theirs = pair  # this process's store, and another process's
     generator = FakeContentGenerator(
         [_reply("first answer"), _reply("second answer"), _reply("third answer")]
     )
@@ -123,9 +117,9 @@ async def test_let_go_then_taken_back_with_what_the_other_process_recorded(
 
 
 async def test_a_holder_that_keeps_it_or_a_deleted_record_is_a_clear_error(
-    stores: tuple[PgRecordStore, PgRecordStore], tmp_path: Path
+    pair: tuple[PgRecordStore, PgRecordStore], tmp_path: Path
 ) -> None:
-    ours, theirs = stores
+    ours, theirs = pair  # this process's store, and another process's
     session = await _session(ours, tmp_path, FakeContentGenerator([]))
     try:
         assert await session.handover.let_go() is True
