@@ -102,9 +102,13 @@ class Handover:
         if opened is None:
             raise SessionGoneError(session.id)
         recording, record = opened
+        try:
+            await session.restore(list(record.messages))
+        except BaseException:
+            await recording.aclose()  # its lease let go again: still handed over
+            raise
         session.spec.recording = recording
         recorder.switch(recording)
-        await session.restore(list(record.messages))
         shown = {"mode": session.mode, "modelChoice": session.model_choice}
         changed = {k: v for k, v in shown.items() if record.metadata.get(k) != v}
         if changed:
