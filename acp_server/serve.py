@@ -10,6 +10,7 @@ from typing import Any
 from acp_server.early import EarlySession
 from acp_server.handlers.initialize import choose_dialect
 from acp_server.handlers.sessions import open_early
+from acp_server.handoff import StdioHandoff
 from acp_server.server import ServerOptions, serve_on
 from acp_server.stdio import Output, StdinReader
 from acp_server.transport import JsonRpcConnection
@@ -43,9 +44,12 @@ async def _serve(
         else:
             conn.feed(line)
 
+    # sessions other processes ask for (a store they share)
+    handoff = loop.create_task(StdioHandoff(state).run(), name="lease handoff")
     reader.attach(loop, on_line)
     await eof.wait()
     logger.info("stdin closed; shutting down")
+    handoff.cancel()
     try:
         await asyncio.wait_for(state.shutdown(), timeout=SHUTDOWN_TIMEOUT_S)
     except TimeoutError:

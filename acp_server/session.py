@@ -35,6 +35,7 @@ from runtime.protocol import (
     CommandsChangedEvent,
     ErrorEvent,
     MessageSend,
+    ToolUpdateEvent,
     UsageEvent,
 )
 
@@ -84,12 +85,18 @@ class AcpSession:
         self._last_stop: str = "end_turn"
         self._prompt_tasks: set[asyncio.Task[Any]] = set()
         self._usage = TurnUsage()
+        self._waiting_calls: set[str] = set()
         self._unsubscribe = agent.protocol.subscribe(self._on_event)
 
     @property
     def running(self) -> bool:
         """A turn runs, or a `session/prompt` waits for its answer (ACP v2's `running`)."""
         return self._prompting or bool(self._prompt_tasks)
+
+    @property
+    def asking(self) -> bool:
+        """A tool call waits for the user's permission (the waiting signal)."""
+        return bool(self._waiting_calls)
 
     @property
     def last_stop(self) -> str:
@@ -106,6 +113,11 @@ class AcpSession:
             self._last_fatal = event
         if isinstance(event, UsageEvent):
             self._usage.add(event)
+        if isinstance(event, ToolUpdateEvent) and event.waiting_on_user is not None:
+            waiting = self._waiting_calls
+            (waiting.add if event.waiting_on_user else waiting.discard)(event.request_id)
+        if isinstance(event, AgentEndEvent):
+            self._waiting_calls.clear()
         if isinstance(event, CommandsChangedEvent):
             self.announce_commands()
             return

@@ -97,6 +97,7 @@ def help_text(prefix: str = "") -> str:
 
 
 async def run_command(session: AgentSession, name: str, args: str) -> CommandOutcome:
+    await session.handover.drive()  # a session another process had: taken back first
     if ":" in name:
         return await _mcp_prompt(session, name, args)
     handler = _HANDLERS.get(name)

@@ -89,9 +89,21 @@ class SessionRecorder:
         self._unrecorded: list[str] = []  # agent text streamed since the last model record
         self._partial_id: str | None = None  # the record message holding `_unrecorded`
         self._flush: asyncio.TimerHandle | None = None
-        for message in recording.messages:
-            for call in tool_calls(message):
-                self._call_message[str(call.get("id"))] = message["id"]
+        self.switch(recording)
+
+    def switch(self, recording: ChatRecordingService) -> None:
+        """Record into `recording` from now on (the session's lease taken back after
+        another process drove it, `runtime.session.handover`): what was kept of the old
+        record goes, calls are found in the new one."""
+        self._streamed_done()
+        self.recording = recording
+        self._prompt_text = None
+        self._last_model = None
+        self._call_message = {
+            str(call.get("id")): message["id"]
+            for message in recording.messages
+            for call in tool_calls(message)
+        }
 
     # ------------------------------------------------------------ ADK events (history)
 

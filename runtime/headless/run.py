@@ -28,7 +28,7 @@ import select
 import signal
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -49,8 +49,7 @@ from runtime.protocol import (
 
 if TYPE_CHECKING:
     from runtime.models.content_generator import ContentGenerator
-    from runtime.services.recording import ChatRecordingService
-    from runtime.session import AgentSession
+    from runtime.session import AgentSession, SessionService
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +64,8 @@ EXIT_CANCELLED = 130
 STDIN_LIMIT = 8 * 1024 * 1024
 STDIN_FIRST_DATA_S = 0.5
 CLOSE_TIMEOUT_S = 2.0
+DATABASE_CLOSE_S = 10.0
+"""More time to close when the record's queued lines go to a database (`--store`)."""
 
 
 def denied_hint(title: str, kind: str) -> str:
@@ -212,50 +213,42 @@ class _Watcher:
             self.output.note("WARNING", denied_hint(title, display.kind if display else "other"))
 
 
-def _open_recording(run: HeadlessRun, session_id: str, home: Path) -> ChatRecordingService | None:
-    from runtime.config import resolve_sessions_dir
-    from runtime.services.recording import SessionStore
-
-    try:
-        root = resolve_sessions_dir(run.flags, run.env, home)
-        return SessionStore(root).create(session_id, run.workspace)
-    except (ConfigError, OSError) as exc:
-        logger.warning("this run is not recorded: %s", exc)
-        return None
-
-
-async def _start(run: HeadlessRun, host: Host) -> AgentSession:
-    """Credentials, settings and the engine session. Raises AuthRequiredError,
-    ConfigError or another RuntimeAgentError."""
+async def _start(run: HeadlessRun, host: Host) -> tuple[AgentSession, SessionService | None]:
+    """Credentials, settings and the engine session, recorded (`run.record`) in the
+    session store an editor's session would be: the JSONL files, or the PostgreSQL
+    database of `--store`/`$ADK_ACP_STORE`/`general.sessionStore` (then also returned:
+    the service whose store to close). Raises AuthRequiredError, ConfigError or another
+    RuntimeAgentError."""
     from runtime.config import resolve_auth, resolve_config
-    from runtime.session import SessionSpec, create_session
+    from runtime.session import OpenRequest, SessionService, SessionSpec, create_session
 
     home = run.home or Path(run.env.get("HOME") or Path.home())
-    config = resolve_config(run.workspace, run.flags, env=run.env, home=home)
-    auth = None
     fake = run.flags.fake_responses
     if run.generator is None and fake is not None and not fake.is_file():
         # one run, no server to keep serving: a configuration error at once
         raise ConfigError(f"the --fake-responses file {fake} does not exist")
-    if run.generator is None:
-        auth = resolve_auth(run.env, fake_responses=fake)
+    config = resolve_config(run.workspace, run.flags, env=run.env, home=home)  # before auth
     session_id = uuid.uuid4().hex
-    recording = _open_recording(run, session_id, home) if run.record else None
-    try:
-        return await create_session(
-            SessionSpec(
-                config=config,
-                auth=auth,
-                host=host,
-                session_id=session_id,
-                generator=run.generator,
-                recording=recording,
-            )
-        )
-    except BaseException:
-        if recording is not None:
-            recording.close()
-        raise
+    if run.record:
+
+        async def create(spec: SessionSpec) -> AgentSession:
+            return await create_session(replace(spec, generator=run.generator))
+
+        service = SessionService(run.flags, run.env, home, create=create)
+        request = OpenRequest(cwd=str(run.workspace), host_for=lambda _id: host)
+        try:
+            return await service.open(session_id, request), service
+        except OSError as exc:  # the sessions folder cannot be written: run all the same
+            logger.warning("this run is not recorded: %s", exc)
+            await service.aclose()
+        except BaseException:
+            await service.aclose()
+            raise
+    auth = resolve_auth(run.env, fake_responses=fake) if run.generator is None else None
+    spec = SessionSpec(
+        config=config, auth=auth, host=host, session_id=session_id, generator=run.generator
+    )
+    return await create_session(spec), None
 
 
 def _startup_error(exc: Exception) -> RunError:
@@ -290,7 +283,7 @@ async def run_prompt(
             ),
         )
     try:
-        session = await _start(run, host)
+        session, service = await _start(run, host)
     except RuntimeAgentError as exc:
         return _fail(output, _startup_error(exc))
     failure: RunError | None
@@ -299,7 +292,7 @@ async def run_prompt(
     except RuntimeAgentError as exc:
         failure = RunError(type(exc).__name__, str(exc), EXIT_ERROR)
     finally:
-        await _close(session)
+        await _close(session, service)
     output.end(failure)
     return failure.code if failure is not None else EXIT_SUCCESS
 
@@ -364,14 +357,25 @@ async def _drive(
     return end_error(end, watcher.fatal, watcher.stop)
 
 
-async def _close(session: AgentSession) -> None:
+async def _close(session: AgentSession, service: SessionService | None) -> None:
+    """Close the engine (a bounded wait; longer when the record's last lines go to a
+    database) and the store's connections."""
     from runtime.processes import kill_all
+    from runtime.services.session_store import FileRecordStore
 
+    timeout = CLOSE_TIMEOUT_S
+    if not isinstance(session.spec.records, FileRecordStore | None):
+        timeout += DATABASE_CLOSE_S
     try:
-        await asyncio.wait_for(session.close(), timeout=CLOSE_TIMEOUT_S)
+        await asyncio.wait_for(session.close(), timeout=timeout)
     except TimeoutError:
-        logger.warning("the session did not close within %.1f s", CLOSE_TIMEOUT_S)
+        logger.warning("the session did not close within %.1f s", timeout)
     except Exception:  # noqa: BLE001 - the run's result stands whatever closing does
         logger.exception("closing the session failed")
     finally:
         kill_all()
+    if service is not None:
+        try:
+            await service.aclose()
+        except Exception:  # noqa: BLE001 - the run's result stands whatever closing does
+            logger.exception("closing the session store failed")

@@ -5,8 +5,8 @@ Gemini CLI keeps them under `~/.gemini/tmp/<sha256(project path)>/chats/`, one f
 per session: `session-*.json` (one object with `messages`) or `session-*.jsonl`
 (the ConversationRecord lines this project writes too). They are listed with an id
 of their own (`gemini-cli-<sessionId>`) and never written to: loading one imports
-it into this agent's store (`SessionStore`), and from then on that copy is listed
-instead.
+it into this agent's store (the JSONL `SessionStore` or the PostgreSQL database; both
+list the chats of a workspace), and from then on that copy is listed instead.
 """
 
 from __future__ import annotations

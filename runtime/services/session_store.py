@@ -10,7 +10,8 @@ page newest first from a cursor, delete, close. Two stores implement it:
   them. One process per editor drives its sessions; its lease is the process itself.
 - `runtime.services.pg.PgRecordStore` (`--store postgresql://…`): sessions, append-only
   record rows, titles and leases in PostgreSQL, shared by several processes; one
-  process drives a session at a time (`SessionLeasedError` for the others).
+  process drives a session at a time (`SessionLeasedError` for the others). It lists
+  Gemini CLI's chats (of this process's user) too.
 """
 
 from __future__ import annotations
@@ -45,13 +46,22 @@ class InvalidCursorError(ConfigError):
 
 class SessionLeasedError(StreamActiveError):
     """Another process drives this session (holds its lease) and did not let go in
-    time, or said why it keeps it (`why`: a client is attached there...)."""
+    time, or said why it keeps it (`why`: a client is attached there...) and what the
+    asker can do (`advice`; by default, connect to that process)."""
 
-    def __init__(self, session_id: str, holder: str, until: str, why: str | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        holder: str,
+        until: str,
+        why: str | None = None,
+        advice: str | None = None,
+    ) -> None:
         if why:
+            advice = advice or "connect to that process, or close the session there and try again"
             text = (
-                f"session {session_id} is driven by another adk-acp process ({holder}): {why}; "
-                "connect to that process, or close the session there and try again"
+                f"session {session_id} is driven by another adk-acp process ({holder}): "
+                f"{why}; {advice}"
             )
         else:
             text = (
@@ -124,8 +134,9 @@ class LeaseHandoff(Protocol):
         """Ids of sessions this process holds that another process waits for."""
         ...
 
-    async def refuse(self, session_id: str, why: str) -> None:
-        """Tell the waiting process why this one keeps `session_id`."""
+    async def refuse(self, session_id: str, why: str, advice: str | None = None) -> None:
+        """Tell the waiting process why this one keeps `session_id` (and, with
+        `advice`, what it can do about it)."""
         ...
 
 

@@ -28,6 +28,7 @@ from runtime.protocol import (
 from runtime.services.checkpoints import CheckpointError, checkpoints_for
 from runtime.services.record import CompressionMessage, is_typed_prompt
 from runtime.services.recording import ChatRecordingService, Message
+from runtime.session.handover import Handover
 from runtime.session.parts import SessionParts
 from runtime.session.paths import outputs_dir
 from runtime.session.spec import APP_NAME, USER_ID, SessionSpec
@@ -74,6 +75,8 @@ class AgentSession:
         self.prompt = parts.prompt
         self.injection = parts.injection
         self.hooks = parts.hooks
+        self.handover = Handover(self)
+        """The lease let go when another process asks, taken back before the next use."""
         recording = spec.recording
         self.checkpoints = checkpoints_for(
             spec.config.settings,
@@ -87,6 +90,7 @@ class AgentSession:
     async def send(self, payload: AgentSend) -> SendResult:
         """A message starts a stream; an update changes the session (model, mode,
         title) and is confirmed by a `session_update` event."""
+        await self.handover.drive()  # the lease taken back if another process had it
         if isinstance(payload, MessageSend) and self.recorder is not None:
             if not await self.recorder.recording.still_driving():
                 raise StreamActiveError(
@@ -158,13 +162,13 @@ class AgentSession:
         """The user picked a model (or `auto`) for the rest of the session."""
         self.model_state.choose(model)
         self.agent_model.model = self.model_state.default_model
-        if self.recorder is not None:
+        if self.recorder is not None and not self.handover.handed_over:
             self.recorder.recording.set_metadata(modelChoice=model)
 
     def set_mode(self, mode: ApprovalMode) -> None:
         old, self.mode = self.mode, mode
         self.model_state.mode_changed(old, mode)
-        if self.recorder is not None:
+        if self.recorder is not None and not self.handover.handed_over:  # else at `drive`
             self.recorder.recording.set_metadata(mode=mode)
 
     def steer(self, parts: tuple[Any, ...]) -> int | None:

@@ -125,7 +125,9 @@ class SessionService:
             if url is not None:
                 from runtime.services.pg.store import PgRecordStore, lease_seconds
 
-                self._records = PgRecordStore(url, lease_s=lease_seconds(self.env))
+                self._records = PgRecordStore(
+                    url, lease_s=lease_seconds(self.env), gemini_cli=self._gemini_cli()
+                )
             else:
                 self._records = FileRecordStore(self.store(), self._gemini_cli())
         return self._records
@@ -193,6 +195,7 @@ class SessionService:
             workspace = live.config.workspace
             if workspace != workspace_dir(request.cwd, "cwd"):
                 raise WrongWorkspaceError(session_id, str(workspace), request.cwd)
+            await live.handover.drive()  # handed over: the lease and the record taken back
             assert live.recorder is not None
             recording = live.recorder.recording
             if request.client_prompt is not None:
@@ -207,7 +210,7 @@ class SessionService:
         self, source_id: str, request: OpenRequest, live: AgentSession | None = None
     ) -> AgentSession:
         """A new session on a copy of `source_id`'s record (the live one's if open)."""
-        if live is not None and live.recorder is not None:
+        if live is not None and live.recorder is not None and not live.handover.handed_over:
             rec = live.recorder.recording
             record = ConversationRecord(source_id, dict(rec.metadata), rec.messages)
         else:

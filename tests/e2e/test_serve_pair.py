@@ -7,6 +7,7 @@ session continues on the other, idle sessions are let go, tokens hold on both.""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,13 @@ from acp.http import create_http_stream
 from acp.ws import create_websocket_stream
 
 from acp_server.errors import BUSY
+from tests.e2e.acp_client import AGENT_COMMAND, CLEARED_ENV, AcpError, AcpTestClient
 from tests.e2e.remote_client import TOKEN, RemoteAcp, RemoteError, Served, bearer, remote
-from tests.e2e.serve_pair import LIMITED, ServePair, serve_pair
+from tests.e2e.serve_pair import LEASE_S, LIMITED, ServePair, serve_pair
 from tests.e2e.test_serve_python_sdk import RemoteSdkClient
-from tests.fakes.gemini_server import HangPoint, text_response
+from tests.e2e.test_sessions import contents_text
+from tests.e2e.tools_harness import EDITOR
+from tests.fakes.gemini_server import HangPoint, function_call_response, text_response
 
 __all__ = ["serve_pair"]  # the fixture, started once for this module
 
@@ -261,3 +265,82 @@ async def test_token_refusals_hold_on_both_instances(serve_pair: ServePair) -> N
             with pytest.raises(RequestError) as outside:
                 await _listed(limited, pair.workspace)
             assert "outside the workspace roots" in str(outside.value)
+
+
+async def _editor_agent(pair: ServePair, home: Path) -> AcpTestClient:
+    """An editor's `adk-acp` over stdio on the pair's database, model and workspace."""
+    home.mkdir()
+    env: dict[str, str | None] = {key: None for key in CLEARED_ENV}
+    env |= {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "GEMINI_API_KEY": "x",
+        "GOOGLE_GEMINI_BASE_URL": pair.fake.base_url,
+        "ADK_ACP_LEASE_SECONDS": str(LEASE_S),
+    }
+    argv = [*AGENT_COMMAND, "--store", pair.url]
+    editor = await AcpTestClient.spawn(argv, env=env, cwd=pair.workspace, permission_policy="queue")
+    await editor.initialize(EDITOR)
+    return editor
+
+
+async def test_a_stdio_agent_hands_its_idle_session_over_keeps_a_busy_one_and_takes_it_back(
+    serve_pair: ServePair, tmp_path: Path
+) -> None:
+    pair, ws = serve_pair, serve_pair.workspace
+    editor = await _editor_agent(pair, tmp_path / "editor-home")
+    session_id = (await editor.new_session(ws))["sessionId"]
+    resume = {"sessionId": session_id, "cwd": str(ws), "mcpServers": []}
+    pair.fake.add(text_response("Answered in the editor."), text_response("Answered on A."))
+    assert await editor.prompt(session_id, "one") == {"stopReason": "end_turn"}
+
+    # idle in the editor: A's client gets it at once (the editor renews its lease, so
+    # waiting it out would end in a refusal)
+    async with remote("ws", pair.a) as there:
+        await there.request("session/resume", resume)
+        assert pair.holder_is(pair.a)(await pair.lease_holder(session_id))
+        assert "handed over to another process" in editor.stderr_text
+        answer = await there.request("session/prompt", there.prompt_params(session_id, "two"))
+        assert answer["stopReason"] == "end_turn"
+        with pytest.raises(AcpError) as refused:  # driven on A with its client there
+            await editor.prompt(session_id, "too early")
+        assert refused.value.code == BUSY
+        assert "1 client(s) attached there" in refused.value.message
+    # A's client gone: the editor's next prompt takes the session back, with A's turn
+    pair.fake.add(text_response("Back in the editor."))
+    assert await editor.prompt(session_id, "three") == {"stopReason": "end_turn"}
+    assert contents_text(pair.fake.generate_requests[-1]) == [
+        ("user", "one"),
+        ("model", "Answered in the editor."),
+        ("user", "two"),
+        ("model", "Answered on A."),
+        ("user", "three"),
+    ]
+    assert f"pid {editor.process.pid} " in str(await pair.lease_holder(session_id))
+
+    # busy in the editor (a permission question waits there): A's client is told at once
+    pair.fake.add(
+        function_call_response("write_file", {"file_path": str(ws / "kept.txt"), "content": "x"}),
+        text_response("Written."),
+    )
+    pending = editor.start_prompt(session_id, "write it")
+    asked = await editor.next_permission_request()
+    async with remote("ws", pair.a) as there:
+        with pytest.raises(RemoteError) as busy:
+            await there.request("session/resume", resume)
+        assert busy.value.code == BUSY
+        message = str(busy.value.message)
+        assert "a permission request waits there for an answer" in message
+        assert "in an editor (adk-acp over stdio)" in message
+        assert f"pid {editor.process.pid} " in message and "connect to" not in message
+    asked.select_kind("allow_once")
+    assert await pending.result() == {"stopReason": "end_turn"}
+    await editor.close()  # its lines written, its lease let go
+
+    lines = await pair.record(session_id)
+    typed = [json.loads(line) for line in lines]
+    prompts = [
+        m["displayContent"] for m in typed if m.get("type") == "user" and "displayContent" in m
+    ]
+    assert prompts == ["one", "two", "three", "write it"]  # nothing lost on either side
+    assert not any("too early" in line for line in lines)

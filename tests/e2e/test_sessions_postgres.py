@@ -1,19 +1,22 @@
 """Sessions in PostgreSQL through the real process (issue 24): two `adk-acp` processes
 on stdio with `--store postgresql://…` on one database (a throwaway cluster): a
 session made and prompted in one is listed, loaded with its replay and continued in
-the other once the first lets go (before that, the second is told who drives it); a
+the other (the first, idle, hands the session over when the second asks for it); a
 `kill -9` mid-turn loses nothing recorded, and the other process takes the session
-over once the dead one's lease expires."""
+over once the dead one's lease expires; Gemini CLI's chats are listed and imported
+into the database on load."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 from pathlib import Path
 
 import asyncpg
 import pytest
 
+from runtime.services.gemini_cli_chats import chats_dir
 from tests.e2e.acp_client import AGENT_COMMAND, AcpError, AcpTestClient
 from tests.e2e.test_sessions import contents_text, env_of, kill_9
 from tests.e2e.tools_harness import EDITOR, Agent, MakeAgent, start_agent
@@ -76,13 +79,7 @@ async def test_a_session_is_listed_loaded_and_continued_in_another_process(
 
     [info] = (await other.request("session/list", {"cwd": str(agent.workspace)}))["sessions"]
     assert (info["sessionId"], info["title"]) == (agent.session_id, "hello there")
-    with pytest.raises(AcpError) as refused:  # the first one drives it: said after a lease
-        await other.load_session(agent.session_id, agent.workspace, timeout=60)
-    assert refused.value.code == BUSY
-    assert "driven by another adk-acp process" in refused.value.message
-    assert other.updates(agent.session_id) == []
-
-    await agent.client.request("session/close", {"sessionId": agent.session_id})
+    # the first one drives it, idle: it hands the session over when the second asks
     await other.load_session(agent.session_id, agent.workspace)
     users = [u["content"]["text"] for u in other.updates(agent.session_id, "user_message_chunk")]
     assert users == ["hello there"] and "first answer" in other.text_of(agent.session_id)
@@ -92,6 +89,7 @@ async def test_a_session_is_listed_loaded_and_continued_in_another_process(
         ("model", "first answer"),
         ("user", "and again"),
     ]
+    await agent.client.request("session/close", {"sessionId": agent.session_id})
     # both processes see one list; no process wrote session files
     listed = await agent.client.request("session/list", {"cwd": str(agent.workspace)})
     assert [s["sessionId"] for s in listed["sessions"]] == [agent.session_id]
@@ -155,3 +153,45 @@ async def test_a_paused_process_whose_lease_was_taken_over_refuses_the_next_prom
     assert agent.client.text_of(agent.session_id) == "first answer"
     assert not any("paused one" in line for line in await record_lines(pg_url))
     assert len(fake_gemini.generate_requests) == 2  # the refused prompt reached no model
+
+
+async def test_gemini_cli_chats_are_listed_and_imported_into_the_database_on_load(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, pg_url: str
+) -> None:
+    agent = await first_process(make_agent, tmp_path, fake_gemini, pg_url, 30)
+    chats = chats_dir(agent.home, agent.workspace)
+    chats.mkdir(parents=True)
+    source = chats / "session-2026-11-24T10-00-7e1f.jsonl"  # Gemini CLI's JSONL shape
+    lines = [
+        {"sessionId": "7e1f0000-0000-4000-8000-000000000002", "projectHash": "x"},
+        {"id": "m1", "type": "user", "content": [{"text": "what does main.py do?"}]},
+        {"id": "m2", "type": "gemini", "content": "It prints the date."},
+    ]
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    original = source.read_bytes()
+    chat_id = "gemini-cli-7e1f0000-0000-4000-8000-000000000002"
+    client, cwd = agent.client, {"cwd": str(agent.workspace)}
+
+    listed = (await client.request("session/list", cwd))["sessions"]
+    assert {s["sessionId"] for s in listed} == {agent.session_id, chat_id}
+    [entry] = [s for s in listed if s["sessionId"] == chat_id]
+    assert entry["title"] == "what does main.py do?"
+    assert entry["_meta"] == {"source": "gemini-cli"}
+
+    await client.load_session(chat_id, agent.workspace)
+    users = [u["content"]["text"] for u in client.updates(chat_id, "user_message_chunk")]
+    assert users == ["what does main.py do?"] and "It prints the date." in client.text_of(chat_id)
+    fake_gemini.add(text_response("Now it prints the time."))
+    assert await client.prompt(chat_id, "change it to the time") == {"stopReason": "end_turn"}
+    assert contents_text(fake_gemini.generate_requests[-1]) == [
+        ("user", "what does main.py do?"),
+        ("model", "It prints the date."),
+        ("user", "change it to the time"),
+    ]
+    again = (await client.request("session/list", cwd))["sessions"]
+    assert [s["sessionId"] for s in again].count(chat_id) == 1
+    assert "_meta" not in [s for s in again if s["sessionId"] == chat_id][0]  # the database's
+    recorded = "\n".join(await record_lines(pg_url))
+    assert "It prints the date." in recorded and "change it to the time" in recorded
+    assert source.read_bytes() == original  # Gemini CLI's file is never written
+    assert list(tmp_path.rglob("*.jsonl")) == [source]  # no session file of ours

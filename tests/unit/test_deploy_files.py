@@ -106,14 +106,13 @@ def test_compose_services_fit_together() -> None:
     spec = compose()
     services = spec["services"]
     agents = agent_services()
-    # each agent: built from this repository, tokens from the secret the entry point reads
+    # each agent: the image built from this repository (`test_one_service_builds_the_image`),
+    # tokens from the secret the entry point reads
     entry = exec_form("ENTRYPOINT")
     token_file = option(entry, "--token-file")
     assert token_file is not None and token_file.startswith("/run/secrets/")
     db = services["db"]["environment"]
     for name, agent in agents.items():
-        build = agent["build"]
-        assert (COMPOSE.parent / build["context"] / build["dockerfile"]).resolve() == DOCKERFILE
         targets = {s["target"]: s["source"] for s in agent["secrets"]}
         assert targets[Path(token_file).name] in spec["secrets"], name
         env = agent["environment"]
@@ -134,6 +133,23 @@ def test_compose_services_fit_together() -> None:
         assert volume.split(":")[0] in spec["volumes"]
     for secret in spec["secrets"].values():
         assert secret["file"].startswith("./secrets/")
+
+
+def test_one_service_builds_the_image_and_the_other_runs_it() -> None:
+    agents = agent_services()
+    builders = {name: a["build"] for name, a in agents.items() if "build" in a}
+    assert len(builders) == 1, f"exactly one service builds adk-acp:local: {sorted(builders)}"
+    ((builder, build),) = builders.items()
+    assert (COMPOSE.parent / build["context"] / build["dockerfile"]).resolve() == DOCKERFILE
+    assert "pull_policy" not in agents[builder]
+    for name, agent in agents.items():
+        if name == builder:
+            continue
+        assert agent["pull_policy"] == "never", f"{name}: the local image, never a registry's"
+        # `up` with only this service still builds the image (its builder comes along),
+        # and its own dependencies are not lost to the merge of `x-agent`
+        assert agent["depends_on"][builder]["condition"] == "service_started"
+        assert agent["depends_on"]["db"] == agents[builder]["depends_on"]["db"]
 
 
 def test_the_proxy_fronts_both_instances_as_serve_expects() -> None:

@@ -13,7 +13,10 @@ its lines with the new holder's.
 Handing over (a `serve` instance asked for a session another instance holds): the
 asking process marks the lease `wanted_at` while it waits; the holder's hub looks for
 its wanted leases (`wanted`) and lets go of a session nobody uses there, or answers
-why it keeps it (`refuse`), which the asker raises at once as `SessionLeasedError`.
+why it keeps it (`refuse`; a line of its own after the reason says what the asker
+can do, when that is not "connect to that process"), which the asker raises at once
+as `SessionLeasedError`. A stdio agent answers the same way
+(`acp_server/handoff.py`).
 """
 
 from __future__ import annotations
@@ -111,7 +114,8 @@ class Lease:
                 return cls(pool, session_id, holder, ttl_s)
             refused = await pool.fetchrow(REFUSED, session_id, holder)
             if refused is not None:
-                raise SessionLeasedError(session_id, refused["holder"], "", refused["refused"])
+                why, _, advice = str(refused["refused"]).partition("\n")
+                raise SessionLeasedError(session_id, refused["holder"], "", why, advice or None)
             await pool.execute(WANT, session_id, holder)
             held = await pool.fetchrow(HELD_BY, session_id)
             if held is None:

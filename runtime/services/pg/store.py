@@ -8,7 +8,10 @@ of `seq`) and `adk_leases` (`lease.py`). A record loads as the JSONL store's doe
 the metadata line, then the lines folded by `record.parse_record`. Several
 processes share one database: any of them lists and reads any session; one at a
 time drives it (its lease), and a second one opening it waits up to one lease
-period (`ADK_ACP_LEASE_SECONDS`, default 30) before it is told who holds it.
+period (`ADK_ACP_LEASE_SECONDS`, default 30) before it is told who holds it, unless
+the holder lets go or answers why not before (`LeaseHandoff`: `wanted`, `refuse`).
+Gemini CLI's chats of a workspace are listed beside its sessions, as the files
+store lists them.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import asyncio
 import base64
 import json
 import logging
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +43,8 @@ from runtime.services.session_store import (
 
 if TYPE_CHECKING:
     import asyncpg
+
+    from runtime.services.gemini_cli_chats import GeminiCliChats
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +80,8 @@ ORDER BY updated_at DESC, id DESC
 LIMIT $4
 """
 
+IMPORTED = "SELECT id FROM adk_sessions WHERE id = ANY($1::text[])"
+
 
 def lease_seconds(env: dict[str, str]) -> float:
     raw = env.get(LEASE_ENV)
@@ -88,8 +95,16 @@ def lease_seconds(env: dict[str, str]) -> float:
 class PgRecordStore:
     """Sessions in PostgreSQL (see the module docstring)."""
 
-    def __init__(self, url: str, *, lease_s: float = DEFAULT_LEASE_S) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        lease_s: float = DEFAULT_LEASE_S,
+        gemini_cli: GeminiCliChats | None = None,
+    ) -> None:
         self.url = url
+        self.gemini_cli = gemini_cli
+        """Gemini CLI's chats, listed (with a `cwd`) beside the database's sessions."""
         self.holder = new_holder()
         self.lease_s = lease_s
         self.wait_s = lease_s + 2 * POLL_S
@@ -154,16 +169,37 @@ class PgRecordStore:
 
     async def page(self, cwd: Path | None, cursor: str | None, limit: int) -> SessionPage:
         """Newest first, by the last line written; the cursor is the last listed
-        (time, id), so sessions written meanwhile neither repeat nor skip others."""
+        (time, id), so sessions written meanwhile neither repeat nor skip others. With
+        a `cwd`, Gemini CLI's chats of that workspace not yet imported are listed too
+        (by their file's time), as the files store lists them."""
         after_at, after_id = _after(cursor)
         pool = await self.pool()
         rows = await pool.fetch(LISTED, str(cwd) if cwd else None, after_at, after_id, limit + 1)
-        listed = [_summary(row) for row in rows[:limit]]
-        more = len(rows) > limit
-        last = rows[limit - 1] if more else None
-        return SessionPage(
-            tuple(listed), _cursor(last["updated_at"], last["id"]) if last is not None else None
-        )
+        found = [(row["updated_at"], _summary(row)) for row in rows]
+        if cwd is not None and self.gemini_cli is not None:
+            found += await self._chats(pool, cwd, after_at, after_id)
+            found.sort(key=lambda item: (item[0], item[1].session_id), reverse=True)
+        listed = found[:limit]
+        more = len(found) > limit
+        next_cursor = _cursor(listed[-1][0], listed[-1][1].session_id) if more else None
+        return SessionPage(tuple(s for _, s in listed), next_cursor)
+
+    async def _chats(
+        self, pool: asyncpg.Pool, cwd: Path, after_at: datetime | None, after_id: str | None
+    ) -> list[tuple[datetime, SessionSummary]]:
+        """Gemini CLI's chats of `cwd` listed after the cursor, not imported yet."""
+        assert self.gemini_cli is not None
+        chats = [
+            (datetime.fromtimestamp(s.updated_at, UTC), s)
+            for s in await asyncio.to_thread(self.gemini_cli.list, cwd)
+        ]
+        if after_at is not None and after_id is not None:
+            chats = [(at, s) for at, s in chats if (at, s.session_id) < (after_at, after_id)]
+        if not chats:
+            return []
+        ids = [s.session_id for _, s in chats]
+        imported = {r["id"] for r in await pool.fetch(IMPORTED, ids)}
+        return [(at, s) for at, s in chats if s.session_id not in imported]
 
     async def delete(self, session_id: str) -> bool:
         pool = await self.pool()
@@ -194,9 +230,10 @@ class PgRecordStore:
         rows = await self._pool.fetch(WANTED, self.holder, self.wait_s)
         return [row["session_id"] for row in rows]
 
-    async def refuse(self, session_id: str, why: str) -> None:
+    async def refuse(self, session_id: str, why: str, advice: str | None = None) -> None:
         pool = await self.pool()
-        await pool.execute(REFUSE, session_id, self.holder, why)
+        answer = f"{why}\n{advice}" if advice else why
+        await pool.execute(REFUSE, session_id, self.holder, answer)
 
     # ------------------------------------------------------------ for the recordings
 
