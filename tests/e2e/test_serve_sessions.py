@@ -12,6 +12,7 @@ import pytest
 from tests.e2e.acp_client import JsonObject
 from tests.e2e.official_schema import official_schema
 from tests.e2e.remote_client import RemoteAcp, Served, remote, start_serve
+from tests.e2e.test_subagent_sessions import REVIEW_FILES, review_replies
 from tests.fakes.gemini_server import (
     FakeGeminiServer,
     HangPoint,
@@ -66,6 +67,7 @@ async def test_two_clients_see_every_update_and_the_first_answer_wins(
         remote("ws", served, capabilities=OPTED_IN) as first,
         remote("http", served) as second,
     ):
+        write_files(ws, REVIEW_FILES)  # the reviewer subagent, for the followers' part
         session_id = await first.new_session(ws)
         await second.request(
             "session/load", {"sessionId": session_id, "cwd": str(ws), "mcpServers": []}
@@ -174,8 +176,21 @@ async def each_follower_gets_its_own_kinds(
     client that opted in (and opened the session) gets `plan_update`, `notice` and
     `compaction_update`; the one that did not gets the plain `plan` and the notice as
     marked agent text, every message valid in the stable v1 schema, the same text. A
-    third plain client gets the same forms from a cursor (`replayFrom`) and a load."""
+    third plain client gets the same forms from a cursor (`replayFrom`) and a load.
+    Before them, a subagent's run: a child session the opted-in client follows (its
+    question asked there), of which the plain one sees only the tool call (its question
+    asked in the session)."""
     opted, plain = clients
+    fake_gemini.add(*review_replies())
+    review = opted.start("session/prompt", opted.prompt_params(session_id, "review a.py"))
+    asked_opted = await asyncio.wait_for(opted.asked.get(), 60)
+    asked_plain = await asyncio.wait_for(plain.asked.get(), 60)
+    child = asked_opted["params"]["sessionId"]
+    assert child != session_id and asked_plain["params"]["sessionId"] == session_id
+    await plain.answer(asked_plain, _allow(asked_plain))
+    assert (await asyncio.wait_for(review, 60))["stopReason"] == "end_turn"
+    assert [u["sessionId"] for u in opted.updates(session_id, "subagent_update")] == [child] * 2
+    assert opted.text_of(child) == "Reading a.py first."
     todos = [{"description": "Fix it", "status": "in_progress"}]
     fake_gemini.add(
         function_call_response("write_todos", {"todos": todos}),
@@ -195,6 +210,7 @@ async def each_follower_gets_its_own_kinds(
     assert {"notice", "compaction_update", "plan_update"} <= kinds(opted)
     assert "plan" not in kinds(opted)
     assert not kinds(plain) & OPT_IN_KINDS and "plan" in kinds(plain)
+    assert {n["params"]["sessionId"] for n in plain.notifications} == {session_id}
     [notice] = opted.updates(session_id, "notice")
     [marked] = [
         u for u in plain.updates(session_id) if "notice" in u.get("_meta", {}).get("adkAcp", {})
@@ -215,7 +231,14 @@ async def each_follower_gets_its_own_kinds(
         assert cursored(third, before) == cursored(plain, before)  # the missed ones, as plain's
         await third.request("session/load", opening)
         assert not kinds(third) & OPT_IN_KINDS and "plan" in kinds(third)
+        assert {n["params"]["sessionId"] for n in third.notifications} == {session_id}
         assert_stable_v1(third)
+
+
+def write_files(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
 
 
 def cursored(client: RemoteAcp, after: int) -> list[tuple[int, JsonObject]]:
