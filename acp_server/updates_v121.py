@@ -20,7 +20,9 @@ Another client sees only the subagent's tool call in the parent, with its progre
 Several clients on one session (`adk-acp serve`): the session's updates are made for a
 client that takes them all (`ClientUpdates.every`), each opt-in update carrying the
 form a client without that opt-in gets instead (`OptIn.fallback`); `client_form` picks,
-per connection, what that client takes (`remote.channel.SessionChannel`).
+per connection, what that client takes (`remote.channel.SessionChannel`). It is what a
+translator of that client's own sends (`tests/unit/acp_server/test_client_form.py`),
+but for a todo list cleared before any was shown: nothing, not an empty `plan`.
 """
 
 from __future__ import annotations
