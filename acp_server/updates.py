@@ -19,11 +19,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal, assert_never
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from acp_server import schema
 from acp_server.updates_v121 import ClientUpdates as ClientUpdates
-from acp_server.updates_v121 import PlanOperations, plain_plan, subagent_updates
+from acp_server.updates_v121 import OptIn, PlanOperations, plain_plan, subagent_updates
 from runtime.host import PermissionRequest
 from runtime.protocol import (
     AgentEndEvent,
@@ -87,10 +87,10 @@ def notice_text(text: str) -> str:
 NoticeSeverity = Literal["info", "warning", "error"]
 
 
-class NoticeUpdate(BaseModel):
+class NoticeUpdate(OptIn):
     """`notice`: information for the user, not part of the answer (ACP 1.21, opt-in)."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
+    opt_in = "notices"
 
     session_update: Literal["notice"] = Field(default="notice", alias="sessionUpdate")
     severity: NoticeSeverity
@@ -98,10 +98,10 @@ class NoticeUpdate(BaseModel):
     description: str | None = None
 
 
-class CompactionUpdate(BaseModel):
+class CompactionUpdate(OptIn):
     """`compaction_update`: a finished compaction and its summary (ACP 1.21, opt-in)."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
+    opt_in = "compaction"
 
     session_update: Literal["compaction_update"] = Field(
         default="compaction_update", alias="sessionUpdate"
@@ -249,16 +249,16 @@ def agent_chunk(text: str, meta: dict[str, Any] | None = None) -> schema.AgentMe
 def notice_updates(severity: NoticeSeverity, text: str, client: ClientUpdates) -> list[Update]:
     """A notice, live or replayed: a `notice` (its first line the title, the rest the
     description) when the client opted in, else agent text (an info as its own
-    paragraph, a warning or error in bold) marked with `notice_meta`."""
+    paragraph, a warning or error in bold) marked with `notice_meta` (the `notice`'s fallback)."""
     if not text.strip():
         return []
-    if client.notices:
-        title, _, rest = text.strip().partition("\n")
-        return [
-            NoticeUpdate(severity=severity, title=title.strip(), description=rest.strip() or None)
-        ]
     shown = notice_text(text) if severity == "info" else f"\n\n**{text}**\n"
-    return [agent_chunk(shown, notice_meta(severity, text))]
+    plain = agent_chunk(shown, notice_meta(severity, text))
+    if not client.notices:
+        return [plain]
+    title, _, rest = text.strip().partition("\n")
+    notice = NoticeUpdate(severity=severity, title=title.strip(), description=rest.strip() or None)
+    return [notice.model_copy(update={"fallback": (plain,)})]
 
 
 def replayed_permission_meta(permission: dict[str, Any]) -> dict[str, Any]:

@@ -16,13 +16,20 @@ session: a `subagent_update` on the parent announces it (title, task, `running`)
 any of its updates, its messages, tool calls, plans and permission requests carry its
 own session id, and a last `subagent_update` says it is `idle` with its stop reason.
 Another client sees only the subagent's tool call in the parent, with its progress.
+
+Several clients on one session (`adk-acp serve`): the session's updates are made for a
+client that takes them all (`ClientUpdates.every`), each opt-in update carrying the
+form a client without that opt-in gets instead (`OptIn.fallback`); `client_form` picks,
+per connection, what that client takes (`remote.channel.SessionChannel`). It is what a
+translator of that client's own sends (`tests/unit/acp_server/test_client_form.py`),
+but for a todo list cleared before any was shown: nothing, not an empty `plan`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,9 +59,35 @@ class ClientUpdates:
             subagents=isinstance(caps.get("subagents"), dict),
         )
 
+    @classmethod
+    def every(cls) -> ClientUpdates:
+        """Every optional update: a hub session's, whose clients each get their own form."""
+        return cls(notices=True, compaction=True, plans=True, subagents=True)
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+
+class OptIn(_Model):
+    """An update only a client that opted in (`opt_in`, a `ClientUpdates` field) takes;
+    `fallback`: what another client gets in its place (never sent itself)."""
+
+    opt_in: ClassVar[str]
+    fallback: tuple[Any, ...] = Field(default=(), exclude=True, repr=False)
+
+
+def client_form(params: dict[str, Any], session_id: str, client: ClientUpdates) -> list[Any]:
+    """The `session/update` params `client` gets for `params` sent in session
+    `session_id` (their update not yet dumped): as they are; an opt-in update it did not
+    opt in to as its fallback (maybe nothing); a subagent's child session (another id)
+    nothing unless it follows subagents, as when the session is its own."""
+    if params.get("sessionId") != session_id and not client.subagents:
+        return []
+    update = params.get("update")
+    if isinstance(update, OptIn) and not getattr(client, update.opt_in):
+        return [{**params, "update": plain} for plain in update.fallback]
+    return [params]
 
 
 class PlanItems(_Model):
@@ -69,15 +102,19 @@ class PlanMarkdown(_Model):
     content: str
 
 
-class PlanUpdate(_Model):
+class PlanUpdate(OptIn):
     """`plan_update`: one plan's whole content, by its id (opt-in: `clientCapabilities.plan`)."""
+
+    opt_in = "plans"
 
     session_update: Literal["plan_update"] = Field(default="plan_update", alias="sessionUpdate")
     plan: PlanItems | PlanMarkdown = Field(discriminator="type")
 
 
-class PlanRemoved(_Model):
+class PlanRemoved(OptIn):
     """`plan_removed`: the plan with this id is gone (opt-in: `clientCapabilities.plan`)."""
+
+    opt_in = "plans"
 
     session_update: Literal["plan_removed"] = Field(default="plan_removed", alias="sessionUpdate")
     plan_id: str = Field(alias="planId")
@@ -102,10 +139,12 @@ def plain_plan(
 
 
 def plan_operation(plan_id: str, entries: tuple[PlanEntry, ...], markdown: str | None) -> Any:
-    """`plan_update` of one plan: Markdown when it has it, else its items."""
+    """`plan_update` of one plan: Markdown when it has it, else its items (the plain
+    `plan` as its fallback)."""
+    plain = plain_plan(entries, plan_id)
     if markdown is not None:
-        return PlanUpdate(plan=PlanMarkdown(planId=plan_id, content=markdown))
-    return PlanUpdate(plan=PlanItems(planId=plan_id, entries=plain_plan(entries).entries))
+        return PlanUpdate(plan=PlanMarkdown(planId=plan_id, content=markdown), fallback=(plain,))
+    return PlanUpdate(plan=PlanItems(planId=plan_id, entries=plain.entries), fallback=(plain,))
 
 
 class PlanOperations:
@@ -128,7 +167,7 @@ class PlanOperations:
         if not entries and markdown is None:
             if plan_id in self._shown:
                 self._shown.discard(plan_id)
-                yield PlanRemoved(planId=plan_id)
+                yield PlanRemoved(planId=plan_id, fallback=(plain_plan((), plan_id),))
             return
         if plan_id != TODOS_PLAN_ID:
             if self._file is not None and self._file != plan_id:
@@ -143,7 +182,7 @@ class PlanOperations:
         client takes them; they count as shown for the live updates after the load."""
         plans = metadata.get("plans")
         if self._client.plans and isinstance(plans, dict) and plans:
-            out: list[Any] = []
+            out: list[OptIn] = []
             for plan_id, plan in plans.items():
                 if not isinstance(plan, dict):
                     continue
@@ -154,7 +193,11 @@ class PlanOperations:
                 out += self._updates(
                     str(plan_id), entries, markdown if isinstance(markdown, str) else None
                 )
-            return out
+            # a client without plan operations gets what its own load shows: the last `plan`
+            plain = tuple(PlanOperations(ClientUpdates()).replay(metadata))
+            return [
+                u.model_copy(update={"fallback": plain if not i else ()}) for i, u in enumerate(out)
+            ]
         plan = metadata.get("plan")
         if isinstance(plan, list) and plan:
             entries = tuple(PlanEntry.of(e) for e in plan if isinstance(e, dict))
@@ -177,9 +220,11 @@ class SubagentState(_Model):
     stop_reason: SubagentStopReason | None = Field(default=None, alias="stopReason")
 
 
-class SubagentUpdate(_Model):
+class SubagentUpdate(OptIn):
     """`subagent_update`: a child session of this one, announced or changed (opt-in:
-    `clientCapabilities.subagents`)."""
+    `clientCapabilities.subagents`; nothing in its place)."""
+
+    opt_in = "subagents"
 
     session_update: Literal["subagent_update"] = Field(
         default="subagent_update", alias="sessionUpdate"

@@ -7,6 +7,14 @@ what it missed (`replay_since`). A cursor is the update's time in microseconds
 since the epoch, strictly increasing per session: a cursor from before this channel
 (`opened`: another instance drove the session, or it was let go and opened again)
 names a point in the session's recorded history instead (`turns.after_reopen`).
+Each client gets the updates it opted in to at `initialize` (`ClientUpdates`, given at
+`attach`): the session makes them for a client that takes every optional update
+(`ClientUpdates.every`), and each is sent to a client without that opt-in in its
+fallback form, or not at all (`updates_v121.client_form`), live, in `replay_since` and
+in a load's replay alike. Doing it here, from updates made once, keeps one cursor per
+update for every client and one translator per session; a client that opted in gets
+its own kinds whichever client opened the session. A subagent's question in its child
+session is asked of a client that does not follow subagents in this session.
 A request (a permission question) goes to every attached client and to each that
 attaches while it waits; the first answer wins and the others get `$/cancel_request`
 for their copy. With no client attached, a request
@@ -30,11 +38,15 @@ from pygls.exceptions import JsonRpcException
 
 from acp_server.errors import INTERNAL_ERROR
 from acp_server.transport import ACP_CANCEL_REQUEST, JsonRpcConnection, dump
+from acp_server.updates import ClientUpdates
+from acp_server.updates_v121 import client_form
 
 logger = logging.getLogger(__name__)
 
 UPDATE_LOG_SIZE = 5000
 """Updates kept per session for clients that come back."""
+
+EVERY = ClientUpdates.every()
 
 _only_to: ContextVar[tuple[JsonRpcConnection, asyncio.Task[Any] | None] | None] = ContextVar(
     "adk_acp_only_to", default=None
@@ -70,7 +82,10 @@ class SessionChannel:
         self.session_id = session_id
         self.permission_timeout_s = permission_timeout_s
         self.clients: list[JsonRpcConnection] = []
+        self._takes: dict[JsonRpcConnection, ClientUpdates] = {}
+        """What each attached client opted in to."""
         self._log: deque[tuple[int, dict[str, Any]]] = deque(maxlen=UPDATE_LOG_SIZE)
+        """The updates sent, as made (not yet in any client's form), by cursor."""
         self.opened = now_cursor()
         self._cursor = self.opened - 1
         self.last_activity = asyncio.get_running_loop().time()
@@ -94,8 +109,10 @@ class SessionChannel:
 
     # ------------------------------------------------------------ clients
 
-    def attach(self, conn: JsonRpcConnection) -> None:
-        """Add a client (once); the questions waiting for an answer are asked of it too."""
+    def attach(self, conn: JsonRpcConnection, takes: ClientUpdates = EVERY) -> None:
+        """Add a client (once) that opted in to `takes`; the questions waiting for an
+        answer are asked of it too."""
+        self._takes[conn] = takes
         if conn in self.clients:
             return
         self._touch()
@@ -111,6 +128,7 @@ class SessionChannel:
             return
         self._touch()
         self.clients.remove(conn)
+        self._takes.pop(conn, None)
         for question in self._questions:
             asked = question.asked.pop(conn, None)
             if asked is not None:
@@ -122,30 +140,53 @@ class SessionChannel:
     # ------------------------------------------------------------ updates
 
     def notify(self, method: str, params: Any) -> None:
-        data = dump(params)
+        made = params if isinstance(params, dict) else dump(params)
         target = _only_to.get()
         if target is not None and target[1] is asyncio.current_task():
-            target[0].notify(method, data)
+            for data in self._form(target[0], method, made, None):
+                target[0].notify(method, data)
             return
         self._touch()
-        if method == "session/update" and isinstance(data, dict):
-            self._cursor = max(self._cursor + 1, now_cursor())
-            meta = dict(data.get("_meta") or {})
-            meta["adkAcp"] = {**(meta.get("adkAcp") or {}), "cursor": self._cursor}
-            data = {**data, "_meta": meta}
-            self._log.append((self._cursor, data))
+        cursor = None
+        if method == "session/update" and isinstance(made, dict):
+            self._cursor = cursor = max(self._cursor + 1, now_cursor())
+            self._log.append((cursor, made))
+        forms: dict[ClientUpdates, list[Any]] = {}
         for conn in list(self.clients):
-            conn.notify(method, data)
+            takes = self._takes.get(conn, EVERY)
+            if takes not in forms:
+                forms[takes] = self._form(conn, method, made, cursor)
+            for data in forms[takes]:
+                conn.notify(method, data)
 
     def replay_since(self, conn: JsonRpcConnection, cursor: int) -> int:
-        """Send `conn` the logged updates after `cursor`; how many were sent. Updates
-        older than the log keeps are gone (the record's `session/load` has them)."""
+        """Send `conn` the logged updates after `cursor`, in its form; how many were
+        sent. Updates older than the log keeps are gone (the record's `session/load`
+        has them)."""
         sent = 0
-        for number, data in list(self._log):
+        for number, made in list(self._log):
             if number > cursor:
-                conn.notify("session/update", data)
-                sent += 1
+                for data in self._form(conn, "session/update", made, number):
+                    conn.notify("session/update", data)
+                    sent += 1
         return sent
+
+    def _form(
+        self, conn: JsonRpcConnection, method: str, made: Any, cursor: int | None
+    ) -> list[Any]:
+        """`made` as `conn`'s client takes it (see the module docstring), as JSON; a
+        `session/update` with its `cursor` in `_meta.adkAcp.cursor`."""
+        if method != "session/update" or not isinstance(made, dict):
+            return [dump(made)]
+        out = []
+        for params in client_form(made, self.session_id, self._takes.get(conn, EVERY)):
+            data = dump(params)
+            if cursor is not None:
+                meta = dict(data.get("_meta") or {})
+                meta["adkAcp"] = {**(meta.get("adkAcp") or {}), "cursor": cursor}
+                data = {**data, "_meta": meta}
+            out.append(data)
+        return out
 
     # ------------------------------------------------------------ requests
 
@@ -168,7 +209,11 @@ class SessionChannel:
 
     def _ask(self, question: _Question, conn: JsonRpcConnection) -> None:
         msg_id = f"hub-{uuid.uuid4().hex[:12]}"
-        task = asyncio.ensure_future(conn.request(question.method, question.params, msg_id))
+        params = question.params
+        asked_in = params.get("sessionId") if isinstance(params, dict) else None
+        if asked_in not in (None, self.session_id) and not self._takes.get(conn, EVERY).subagents:
+            params = {**params, "sessionId": self.session_id}  # a subagent's, asked here
+        task = asyncio.ensure_future(conn.request(question.method, params, msg_id))
         question.asked[conn] = (msg_id, task)
 
         def answered(done: asyncio.Task[Any]) -> None:

@@ -110,12 +110,18 @@ class HubSessions(MutableMapping[str, AcpSession]):
         session = self._hub.sessions[session_id]
         if not self._visible(session):
             raise KeyError(session_id)
-        self._hub.channel(session_id).attach(self._state.conn)
+        self._attach(session_id)
         return session
 
     def __setitem__(self, session_id: str, session: AcpSession) -> None:
         self._hub.sessions[session_id] = session
-        self._hub.channel(session_id).attach(self._state.conn)
+        self._attach(session_id)
+
+    def _attach(self, session_id: str) -> None:
+        """This client follows the session, sent the updates it opted in to (a v2
+        connection's are those `v2.dialect.client_capabilities` set at `initialize`)."""
+        takes = ClientUpdates.of(self._state.client_capabilities)
+        self._hub.channel(session_id).attach(self._state.conn, takes)
 
     def __delitem__(self, session_id: str) -> None:
         self[session_id]  # noqa: B018 - raises KeyError for a session this client may not see
@@ -159,17 +165,19 @@ class RemoteState(ServerState):
     ) -> OpenRequest:
         self.check_folders(cwd, *(additional or ()))
         request = super().open_request(cwd, additional, servers, client_prompt)
-        caps = remote_capabilities(self.client_capabilities)
+        # a subagent asks in its child session; a client not following subagents is
+        # asked in this one (`SessionChannel`)
+        caps = {**remote_capabilities(self.client_capabilities), "subagents": {}}
         return dataclasses.replace(
             request,
             host_for=lambda session_id: AcpHost(self.hub.channel(session_id), session_id, caps),
         )
 
     def adopt(self, agent: AgentSession) -> AcpSession:
+        """The session's updates are made with every opt-in; its channel sends each
+        client its own form of them (`SessionChannel`), whoever opened it."""
         channel = self.hub.channel(agent.id)
-        session = AcpSession(
-            channel, agent, self.config_options, ClientUpdates.of(self.client_capabilities)
-        )
+        session = AcpSession(channel, agent, self.config_options, ClientUpdates.every())
         self.sessions[agent.id] = session
         return session
 

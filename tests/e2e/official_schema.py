@@ -105,10 +105,10 @@ def _explain(document: dict[str, Any], value: Any) -> str:
 
 
 @functools.cache
-def official_schema(version: str = "v1") -> OfficialSchema | None:
+def official_schema(version: str = "v1", stable: bool = False) -> OfficialSchema | None:
     """The unstable schema of `version` (v1, or v2 for a client speaking ACP v2: stable and
-    unstable parts) from the installed SDK package, or None where npm cannot install it
-    (the check is then skipped, with a warning)."""
+    unstable parts; its stable parts alone with `stable`) from the installed SDK package,
+    or None where npm cannot install it (the check is then skipped, with a warning)."""
     from tests.e2e.node_clients import node_clients
 
     try:
@@ -116,7 +116,7 @@ def official_schema(version: str = "v1") -> OfficialSchema | None:
     except pytest.skip.Exception as skipped:
         logger.warning("no official ACP schema to check messages against: %s", skipped)
         return None
-    path = schema_path(root, version=version)
+    path = schema_path(root, stable=stable, version=version)
     return OfficialSchema(json.loads(path.read_text(encoding="utf-8")), str(path))
 
 

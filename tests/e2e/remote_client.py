@@ -158,7 +158,9 @@ class RemoteAcp:
         self._fail_all("the WebSocket closed")
 
     @classmethod
-    async def http(cls, url: str, token: str | None = TOKEN) -> RemoteAcp:
+    async def http(
+        cls, url: str, token: str | None = TOKEN, capabilities: JsonObject | None = None
+    ) -> RemoteAcp:
         """Streamable HTTP: `initialize` is sent here (its answer is the POST's body)."""
         client = cls()
         http = httpx.AsyncClient(timeout=httpx.Timeout(60, read=None))
@@ -188,7 +190,7 @@ class RemoteAcp:
             if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
                 open_stream(result["sessionId"])
 
-        init = client._request_message("initialize", _init_params())
+        init = client._request_message("initialize", _init_params(capabilities))
         response = await http.post(url, json=init, headers=bearer(token))
         if response.status_code != 200:
             await http.aclose()
@@ -279,8 +281,9 @@ class RemoteAcp:
 
     # ------------------------------------------------------------ ACP helpers
 
-    async def initialize(self) -> JsonObject:
-        result: JsonObject = await self.request("initialize", _init_params())
+    async def initialize(self, capabilities: JsonObject | None = None) -> JsonObject:
+        """`initialize` as a v1 client with `capabilities` (none by default)."""
+        result: JsonObject = await self.request("initialize", _init_params(capabilities))
         return result
 
     async def new_session(self, cwd: Path) -> str:
@@ -323,8 +326,8 @@ class RemoteAcp:
         await asyncio.wait_for(watch(), timeout)
 
 
-def _init_params() -> JsonObject:
-    return {"protocolVersion": 1, "clientCapabilities": {}}
+def _init_params(capabilities: JsonObject | None = None) -> JsonObject:
+    return {"protocolVersion": 1, "clientCapabilities": capabilities or {}}
 
 
 def _pick(asked: JsonObject, kind: str) -> JsonObject:
@@ -333,14 +336,16 @@ def _pick(asked: JsonObject, kind: str) -> JsonObject:
 
 
 @contextlib.asynccontextmanager
-async def remote(kind: str, served: Served, token: str | None = TOKEN) -> AsyncIterator[RemoteAcp]:
-    """An initialized client over `kind` ("ws" or "http"), closed at the end; the
-    agent's schema violations fail the test."""
+async def remote(
+    kind: str, served: Served, token: str | None = TOKEN, capabilities: JsonObject | None = None
+) -> AsyncIterator[RemoteAcp]:
+    """An initialized client over `kind` ("ws" or "http") with `capabilities`, closed at
+    the end; the agent's schema violations fail the test."""
     if kind == "ws":
         client = await RemoteAcp.websocket(served.ws_url, token)
-        await client.initialize()
+        await client.initialize(capabilities)
     else:
-        client = await RemoteAcp.http(served.http_url, token)
+        client = await RemoteAcp.http(served.http_url, token, capabilities)
     try:
         yield client
     finally:

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.acp_client import JsonObject
+from tests.e2e.official_schema import official_schema
 from tests.e2e.remote_client import RemoteAcp, Served, remote, start_serve
+from tests.e2e.test_subagent_sessions import REVIEW_FILES, review_replies
 from tests.fakes.gemini_server import (
     FakeGeminiServer,
     HangPoint,
@@ -60,7 +63,11 @@ async def test_two_clients_see_every_update_and_the_first_answer_wins(
 ) -> None:
     ws = workspace(tmp_path)
     await _ask_for_a_write(fake_gemini, ws)
-    async with remote("ws", served) as first, remote("http", served) as second:
+    async with (
+        remote("ws", served, capabilities=OPTED_IN) as first,
+        remote("http", served) as second,
+    ):
+        write_files(ws, REVIEW_FILES)  # the reviewer subagent, for the followers' part
         session_id = await first.new_session(ws)
         await second.request(
             "session/load", {"sessionId": session_id, "cwd": str(ws), "mcpServers": []}
@@ -78,6 +85,7 @@ async def test_two_clients_see_every_update_and_the_first_answer_wins(
         for client in (first, second):
             kinds = [u["sessionUpdate"] for u in client.updates(session_id)]
             assert "tool_call" in kinds and "tool_call_update" in kinds
+        await each_follower_gets_its_own_kinds(served, fake_gemini, (first, second), session_id, ws)
 
 
 async def test_a_dropped_client_leaves_the_turn_running_and_a_new_one_resumes_it(
@@ -145,6 +153,114 @@ async def test_a_question_without_any_client_fails_after_the_permission_timeout(
         assert not (ws / "a.txt").exists()
     finally:
         assert await server.stop() == 0
+
+
+OPTED_IN: JsonObject = {
+    "session": {"notices": {}, "compaction": {}},
+    "plan": {},
+    "subagents": {},
+}
+"""A v1 client that takes every optional update kind."""
+
+OPT_IN_KINDS = {"notice", "compaction_update", "plan_update", "plan_removed", "subagent_update"}
+
+
+async def each_follower_gets_its_own_kinds(
+    served: Served,
+    fake_gemini: FakeGeminiServer,
+    clients: tuple[RemoteAcp, RemoteAcp],
+    session_id: str,
+    ws: Path,
+) -> None:
+    """A turn with a plan and a notice (an answer that stopped), then `/compress`: the
+    client that opted in (and opened the session) gets `plan_update`, `notice` and
+    `compaction_update`; the one that did not gets the plain `plan` and the notice as
+    marked agent text, every message valid in the stable v1 schema, the same text. A
+    third plain client gets the same forms from a cursor (`replayFrom`) and a load.
+    Before them, a subagent's run: a child session the opted-in client follows (its
+    question asked there), of which the plain one sees only the tool call (its question
+    asked in the session)."""
+    opted, plain = clients
+    fake_gemini.add(*review_replies())
+    review = opted.start("session/prompt", opted.prompt_params(session_id, "review a.py"))
+    asked_opted = await asyncio.wait_for(opted.asked.get(), 60)
+    asked_plain = await asyncio.wait_for(plain.asked.get(), 60)
+    child = asked_opted["params"]["sessionId"]
+    assert child != session_id and asked_plain["params"]["sessionId"] == session_id
+    await plain.answer(asked_plain, _allow(asked_plain))
+    assert (await asyncio.wait_for(review, 60))["stopReason"] == "end_turn"
+    assert [u["sessionId"] for u in opted.updates(session_id, "subagent_update")] == [child] * 2
+    assert opted.text_of(child) == "Reading a.py first."
+    todos = [{"description": "Fix it", "status": "in_progress"}]
+    fake_gemini.add(
+        function_call_response("write_todos", {"todos": todos}),
+        text_response(["Part of ", "it"], finish="OTHER"),
+        text_response("<state_snapshot>the gist</state_snapshot>"),
+        text_response(""),  # an empty verification keeps the first summary
+    )
+    before = opted.last_cursor()
+    for text in ("plan it", "/compress"):
+        answer = await opted.request("session/prompt", opted.prompt_params(session_id, text))
+        assert answer["stopReason"] == "end_turn"
+    await plain.wait_until(lambda: "Compressed the conversation" in plain.text_of(session_id))
+
+    def kinds(client: RemoteAcp) -> set[str]:
+        return {u["sessionUpdate"] for u in client.updates(session_id)}
+
+    assert {"notice", "compaction_update", "plan_update"} <= kinds(opted)
+    assert "plan" not in kinds(opted)
+    assert not kinds(plain) & OPT_IN_KINDS and "plan" in kinds(plain)
+    assert {n["params"]["sessionId"] for n in plain.notifications} == {session_id}
+    [notice] = opted.updates(session_id, "notice")
+    [marked] = [
+        u for u in plain.updates(session_id) if "notice" in u.get("_meta", {}).get("adkAcp", {})
+    ]
+    assert "finish reason OTHER" in notice["title"]
+    assert marked["_meta"]["adkAcp"]["notice"]["text"].strip() == notice["title"]
+    assert plain.text_of(session_id).replace(marked["content"]["text"], "") == opted.text_of(
+        session_id
+    )
+    [plan_op] = opted.updates(session_id, "plan_update")
+    assert [p["entries"] for p in plain.updates(session_id, "plan")] == [plan_op["plan"]["entries"]]
+    assert_stable_v1(plain)
+
+    async with remote("ws", served) as third:
+        meta = {"adkAcp": {"replayFrom": before}}
+        opening = {"sessionId": session_id, "cwd": str(ws), "mcpServers": []}
+        await third.request("session/resume", {**opening, "_meta": meta})
+        assert cursored(third, before) == cursored(plain, before)  # the missed ones, as plain's
+        await third.request("session/load", opening)
+        assert not kinds(third) & OPT_IN_KINDS and "plan" in kinds(third)
+        assert {n["params"]["sessionId"] for n in third.notifications} == {session_id}
+        assert_stable_v1(third)
+
+
+def write_files(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+
+
+def cursored(client: RemoteAcp, after: int) -> list[tuple[int, JsonObject]]:
+    """The updates with a cursor after `after`, by cursor."""
+    return [
+        (n["params"]["_meta"]["adkAcp"]["cursor"], n["params"]["update"])
+        for n in client.notifications
+        if n["params"].get("_meta", {}).get("adkAcp", {}).get("cursor", 0) > after
+    ]
+
+
+def assert_stable_v1(client: RemoteAcp) -> None:
+    """Every notification the client got is valid in the stable v1 schema (no opt-in)."""
+    stable = official_schema(stable=True)
+    if stable is None:
+        return
+    problems = [
+        problem
+        for n in client.notifications
+        if (problem := stable.problem(n["method"], "client", "Notification", n.get("params")))
+    ]
+    assert not problems, problems
 
 
 def _allow(asked: dict[str, object]) -> dict[str, object]:

@@ -114,3 +114,57 @@ async def test_an_error_answer_is_an_answer() -> None:
     client.asked[msg_id].set_exception(JsonRpcException(code=-32603, message="no"))
     with pytest.raises(JsonRpcException):
         await asking
+
+
+async def test_each_client_gets_the_form_it_opted_in_to_live_replayed_and_in_a_load() -> None:
+    from acp_server.updates import ClientUpdates, notice_updates
+
+    channel = SessionChannel("s", permission_timeout_s=5)
+    opted, plain = Client(), Client()
+    channel.attach(conn(opted), ClientUpdates.every())
+    channel.attach(conn(plain), ClientUpdates())
+    [notice] = notice_updates("info", "Retrying.", ClientUpdates.every())
+    channel.notify("session/update", {"sessionId": "s", "update": notice})
+    channel.notify("session/update", {"sessionId": "kid", "update": notice})  # a subagent's
+
+    def kinds(client: Client) -> list[tuple[str, str]]:
+        return [(p["sessionId"], p["update"]["sessionUpdate"]) for _, p in client.notes]
+
+    assert kinds(opted) == [("s", "notice"), ("kid", "notice")]
+    assert kinds(plain) == [("s", "agent_message_chunk")]
+    assert plain.notes[0][1]["update"]["content"]["text"] == "\n\nRetrying.\n\n"
+    cursor = opted.notes[0][1]["_meta"]["adkAcp"]["cursor"]
+    assert plain.notes[0][1]["_meta"]["adkAcp"]["cursor"] == cursor  # one numbering
+    back = Client()
+    channel.attach(conn(back), ClientUpdates())
+    assert channel.replay_since(conn(back), 0) == 1
+    assert kinds(back) == [("s", "agent_message_chunk")]
+    with only_to(conn(plain)):
+        channel.notify("session/update", {"sessionId": "s", "update": notice})
+    assert kinds(plain)[-1] == ("s", "agent_message_chunk") and len(opted.notes) == 2
+
+
+async def test_a_subagents_question_is_asked_in_the_session_of_a_client_not_following_them() -> (
+    None
+):
+    from acp_server.updates import ClientUpdates
+
+    class Asked(Client):
+        async def request(self, method: str, params: Any, msg_id: str | None = None) -> Any:
+            self.notes.append((method, params))
+            return await super().request(method, params, msg_id)
+
+    channel = SessionChannel("s", permission_timeout_s=5)
+    follows, plain = Asked(), Asked()
+    channel.attach(conn(follows), ClientUpdates(subagents=True))
+    channel.attach(conn(plain), ClientUpdates())
+    asking = asyncio.ensure_future(
+        channel.request("session/request_permission", {"sessionId": "kid", "options": []})
+    )
+    await follows.arrived.wait()
+    await plain.arrived.wait()
+    (follows_id,) = follows.asked
+    follows.asked[follows_id].set_result({"ok": True})
+    assert await asking == {"ok": True}
+    assert follows.notes[0][1]["sessionId"] == "kid"
+    assert plain.notes[0][1] == {"sessionId": "s", "options": []}
