@@ -40,12 +40,14 @@ from runtime.protocol import TODOS_PLAN_ID, PlanEntry, PlanEvent, SubagentEvent
 @dataclass(frozen=True)
 class ClientUpdates:
     """The optional session updates a client opted in to in `initialize`:
-    `clientCapabilities.session.notices`, `.session.compaction`, `.plan` (ACP 1.21)."""
+    `clientCapabilities.session.notices`, `.session.compaction`, `.plan` (ACP 1.21);
+    `forms`: it answers `elicitation/create` (`clientCapabilities.elicitation`)."""
 
     notices: bool = False
     compaction: bool = False
     plans: bool = False
     subagents: bool = False
+    forms: bool = False
 
     @classmethod
     def of(cls, capabilities: Mapping[str, Any] | None) -> ClientUpdates:
@@ -57,12 +59,13 @@ class ClientUpdates:
             compaction=isinstance(opted.get("compaction"), dict),
             plans=isinstance(caps.get("plan"), dict),
             subagents=isinstance(caps.get("subagents"), dict),
+            forms=bool(caps.get("elicitation")),
         )
 
     @classmethod
     def every(cls) -> ClientUpdates:
         """Every optional update: a hub session's, whose clients each get their own form."""
-        return cls(notices=True, compaction=True, plans=True, subagents=True)
+        return cls(notices=True, compaction=True, plans=True, subagents=True, forms=True)
 
 
 class _Model(BaseModel):

@@ -36,7 +36,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
-from acp_server.errors import INTERNAL_ERROR
+from acp_server.errors import INTERNAL_ERROR, METHOD_NOT_FOUND
 from acp_server.transport import ACP_CANCEL_REQUEST, JsonRpcConnection, dump
 from acp_server.updates import ClientUpdates
 from acp_server.updates_v121 import client_form
@@ -47,6 +47,7 @@ UPDATE_LOG_SIZE = 5000
 """Updates kept per session for clients that come back."""
 
 EVERY = ClientUpdates.every()
+FORM = "elicitation/create"
 
 _only_to: ContextVar[tuple[JsonRpcConnection, asyncio.Task[Any] | None] | None] = ContextVar(
     "adk_acp_only_to", default=None
@@ -191,6 +192,12 @@ class SessionChannel:
     # ------------------------------------------------------------ requests
 
     async def request(self, method: str, params: Any) -> Any:
+        if method == FORM and not all(self._takes.get(c, EVERY).forms for c in self.clients):
+            # One follower can't answer a form: the asker falls back to a permission
+            # request, which every client answers (`acp_server.fallback`).
+            raise JsonRpcException(
+                code=METHOD_NOT_FOUND, message="a client of this session does not take forms"
+            )
         loop = asyncio.get_running_loop()
         question = _Question(method, dump(params), loop.create_future())
         self._questions.append(question)
@@ -208,6 +215,8 @@ class SessionChannel:
                     conn.notify(ACP_CANCEL_REQUEST, {"requestId": msg_id})
 
     def _ask(self, question: _Question, conn: JsonRpcConnection) -> None:
+        if question.method == FORM and not self._takes.get(conn, EVERY).forms:
+            return  # attached after the form was asked; the others answer it
         msg_id = f"hub-{uuid.uuid4().hex[:12]}"
         params = question.params
         asked_in = params.get("sessionId") if isinstance(params, dict) else None

@@ -168,3 +168,29 @@ async def test_a_subagents_question_is_asked_in_the_session_of_a_client_not_foll
     assert await asking == {"ok": True}
     assert follows.notes[0][1]["sessionId"] == "kid"
     assert plain.notes[0][1] == {"sessionId": "s", "options": []}
+
+
+async def test_a_form_is_asked_only_when_every_client_takes_forms() -> None:
+    """The fallback model's form (`elicitation/create`): refused at once when a follower
+    can't answer it (the asker then asks a permission request, which all answer); a
+    client without forms attaching while one is asked is not asked it."""
+    from acp_server.updates import ClientUpdates
+
+    channel = SessionChannel("s", permission_timeout_s=5)
+    forms, plain = Client(), Client()
+    channel.attach(conn(forms), ClientUpdates(forms=True))
+    channel.attach(conn(plain), ClientUpdates())
+    with pytest.raises(JsonRpcException, match="does not take forms") as refused:
+        await channel.request("elicitation/create", {"sessionId": "s"})
+    assert refused.value.code == -32601
+    assert forms.asked == {} and plain.asked == {}
+
+    channel.detach(conn(plain))
+    asking = asyncio.ensure_future(channel.request("elicitation/create", {"sessionId": "s"}))
+    await forms.arrived.wait()
+    late = Client()
+    channel.attach(conn(late), ClientUpdates())
+    assert late.asked == {}
+    (msg_id,) = forms.asked
+    forms.asked[msg_id].set_result({"action": "accept", "content": {"choice": "retry_once"}})
+    assert (await asking)["action"] == "accept"
