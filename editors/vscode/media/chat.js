@@ -180,6 +180,9 @@
       case "focus":
         input.focus();
         break;
+      case "draft":
+        composer.takeDraft(message.text);
+        break;
     }
   });
 
