@@ -75,6 +75,8 @@ COMPACTION_SUMMARY = "the user asked for a fast answer and one in two chunks"
 BAD_SETTING = {"model": {"maxSessionTurns": "x"}}
 """A wrongly typed agent setting in the workspace: the agent says so in a notice."""
 TWO_CHUNKS = ["two-", "chunks"]
+QUICK_PROMPT = "sent from the opening input"
+"""Typed into the chat's opening input (a quick input) and sent before the chat is ready."""
 
 
 def _long_answer() -> str:
@@ -275,6 +277,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
                     "fastWords": FAST_WORDS,
                     "twoChunks": TWO_CHUNKS,
                     "compactionSummary": COMPACTION_SUMMARY,
+                    "metrics": str(metrics),
+                    "quickPrompt": QUICK_PROMPT,
                     "crashAgent": {"command": sys.executable, "args": ["-c", CRASHING_AGENT]},
                 }
             )
@@ -391,12 +395,13 @@ def test_extension_in_code_server(run: Run, capsys: pytest.CaptureFixture[str]) 
         f"  activity-bar click → view resolved in the host   "
         f"{by_name['view_resolved'][0]['value'] - report['timings']['click_at']} ms, → webview "
         f"script ready {by_name['view_ready'][0]['value'] - report['timings']['click_at']} ms\n"
-        f"  activity-bar click → input usable               {report['timings']['open_ms']} ms "
-        f"(target ≤ 300 ms after the workbench is up: "
-        f"{'meets' if report['timings']['open_ms'] <= 300 else 'misses'}; of which "
+        f"  activity-bar click → input usable               {report['timings']['open_ms']} ms, "
+        f"the {report['timings']['open_which']} (target ≤ 300 ms after the workbench is up: "
+        f"{'meets' if report['timings']['open_ms'] <= 300 else 'misses'}); the chat's webview "
+        f"input {report['timings']['open_webview_ms']} ms, of which "
         f"{_worker_wait(report['timings']['open_marks'])} ms waiting for "
-        "code-server's webview service worker; the run's first page, untrusted: the "
-        "baseline is test_opening_the_chat_against_a_minimal_webview)\n"
+        "code-server's webview service worker (the run's first page, untrusted; the "
+        "figures after a reload are test_opening_the_chat_against_a_minimal_webview's)\n"
         f"  first prompt → first answer text (cold agent)   "
         f"{report['timings']['first_answer_ms']} ms; the agent's own part: "
         f"{by_name['first_chunk_ms'][0]['value']} ms (session/prompt → first chunk)\n"
@@ -453,6 +458,7 @@ def test_opening_the_chat_against_a_minimal_webview(
     workbench = restored["workbench"]
 
     def profile(opened: dict[str, Any]) -> str:
+        usable = opened.get("webview_ms", opened["usable_ms"])  # the webview's own input
         marks = opened["marks"]
         steps = [
             ("frame_created", "the host resolves the view, the workbench makes the frame"),
@@ -467,7 +473,7 @@ def test_opening_the_chat_against_a_minimal_webview(
             if name in marks:
                 lines.append(f"      {marks[name] - at:+6d} ms  {what}")
                 at = marks[name]
-        rest = opened["usable_ms"] - at
+        rest = usable - at
         lines.append(f"      {rest:+6d} ms  the page's own start → input usable")
         return "\n".join(lines)
 
@@ -485,21 +491,100 @@ def test_opening_the_chat_against_a_minimal_webview(
         f"workbench started, {restored['usable_ms'] - workbench.get('didRestoreViewlet', 0)} ms "
         f"after it restored the side bar (no click; page start → usable "
         f"{restored['usable_ms']} ms)\n"
-        f"  first open after a reload: chat {chat['usable_ms']} ms, minimal "
-        f"{minimal['usable_ms']} ms (the chat's own part "
-        f"{chat['usable_ms'] - minimal['usable_ms']:+d} ms); "
+        f"  first open after a reload, the webview's input: chat {chat['webview_ms']} ms, "
+        f"minimal {minimal['usable_ms']} ms (the chat's own part "
+        f"{chat['webview_ms'] - minimal['usable_ms']:+d} ms); "
         "where it goes, chat:\n" + profile(chat) + "\n    minimal:\n" + profile(minimal) + "\n"
         f"  minimal's first open in the run's first page, late (the worker running): "
         f"{times['minimal_this_page']['usable_ms']} ms\n"
         "  A webview view is made only when it is first shown, so its first open in a page "
         "is code-server's webview start (the frames and the service worker, as long for a "
-        "bare text box); after that the chat is kept and shows at once."
+        "bare text box); the chat's opening input (a quick input) takes typing meanwhile "
+        "(test_the_chat_s_opening_input_on_its_first_open); after that the chat is kept "
+        "and shows at once."
     )
     _show(capsys, figures)
     # The kept chat shows without a reload of its page; on its first open the chat's own
     # start (its content written → input usable: 18-121 ms seen) adds nothing that shows.
     # Single samples of the whole open vary by seconds on a loaded machine: loose bounds.
     assert kept < 3000, times["kept"]
-    own = chat["usable_ms"] - chat["marks"]["content/wroteInnerContent"]
+    own = chat["webview_ms"] - chat["marks"]["content/wroteInnerContent"]
     assert own < 1000, chat
-    assert chat["usable_ms"] < minimal["usable_ms"] + 5000, times
+    assert chat["webview_ms"] < minimal["usable_ms"] + 5000, times
+
+
+def _meets(ms: int) -> str:
+    return f"target ≤ 300 ms: {'meets' if ms <= 300 else 'misses'}"
+
+
+def test_the_chat_s_opening_input_on_its_first_open(
+    run: Run, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 21.4, the chat's first open in a page: a native input (a VS Code quick input)
+    takes typing while the webview is made. Activity-bar click → whichever input takes
+    typing first (a character typed shows in its value), printed for the first open after
+    a reload (meets/misses 300 ms), beside the chat's webview input and the same open with
+    the setting off. In the run's pages: nothing typed, the input closes by itself once the
+    chat is ready and the chat's input has the focus (the first page); a prompt typed and
+    sent with Enter before the chat is ready appears in the chat with its scripted answer,
+    once each (a reload); a draft stays in the input when the chat is ready and Escape moves
+    it, caret at the end, into the chat's focused input (the timed reload); none when the
+    workbench restores the chat (no click) or with adkAcp.quickInputWhileOpening off."""
+    report = run.check()
+    times = report["openTimes"]
+    timed, prompted, off = (
+        times["chat_reloaded"],
+        times["chat_prompted"],
+        times["chat_reloaded_off"],
+    )
+    events = [json.loads(line) for line in run.metrics.read_text().splitlines()]
+    figures = (
+        "\nThe chat's first open in a page (code-server + headless Chromium, after a reload):\n"
+        f"  activity-bar click → an input that takes typing   {timed['usable_ms']} ms, the "
+        f"{timed['which']} ({_meets(timed['usable_ms'])}); the chat's webview input "
+        f"{timed['webview_ms']} ms\n"
+        f"  again in another page (a prompt sent from it)     {prompted['usable_ms']} ms, the "
+        f"{prompted['which']} ({_meets(prompted['usable_ms'])}); the chat's webview input "
+        f"{prompted['webview_ms']} ms; Enter before the chat was ready: "
+        f"{prompted['firstOpen']['sentBeforeReady']}\n"
+        f"    the host's side of the first: {timed['host']} (ms after the click)\n"
+        f"  the setting off (the webview only)                {off['usable_ms']} ms, the "
+        f"{off['which']} ({_meets(off['usable_ms'])})\n"
+        f"  the run's first page (untrusted, cold)            {report['timings']['open_ms']} ms, "
+        f"the {report['timings']['open_which']}; the chat's webview input "
+        f"{report['timings']['open_webview_ms']} ms"
+    )
+    _show(capsys, figures)
+    names = [e["name"] for e in events]
+    # The draft: typed, kept when the chat was ready (when the host had it by then: on a
+    # loaded machine the chat's "ready" can reach the host before the keys do, and the
+    # draft moves then), moved into the chat's input with the caret at its end, focused.
+    draft = timed["firstOpen"]
+    assert timed["which"] == "quick input", timed
+    assert draft["typed"] == "x", draft
+    if "opening_kept-draft" in names:
+        assert draft["openWhenChatReady"] is True, draft
+    assert draft["quickValue"] == "xpartial draft", draft
+    assert draft["chatInput"] == "xpartial draft" and draft["caretAtEnd"] is True, draft
+    assert "opening_moved-draft" in names, names
+    # The prompt sent with Enter from the opening input: once in the chat, its answer once.
+    sent = prompted["firstOpen"]
+    assert prompted["which"] == "quick input", prompted
+    assert "opening_sent" in names, names
+    assert sent["users"] == [QUICK_PROMPT], sent
+    assert [a.strip() for a in sent["answers"]] == ["".join(FAST_WORDS).strip()], sent
+    assert sent["quickInputOpenAfter"] is False, sent
+    # Nothing typed: closed by itself once the chat was ready, the chat's input focused.
+    first = report["firstPageOpen"]
+    if report["timings"]["open_which"] == "quick input":
+        assert first["closedByItself"] is True and first["chatFocused"] is True, first
+    # None with the setting off, none for a restored chat, none for the kept chat.
+    assert off["which"] == "chat webview" and off["firstOpen"]["quickInputSeen"] is False, off
+    assert times["restored"]["quickInputSeen"] is False, times["restored"]
+    assert all(t["which"] == "chat webview" for t in times["kept"]), times["kept"]
+    resolved = [e for e in events if e["name"] == "view_resolved"]
+    assert [e for e in resolved if e.get("restored")], resolved  # the restored chat's
+    shown = [e for e in events if e["name"] == "opening_shown"]
+    assert 2 <= len(shown) <= 3, events  # the timed and the prompted opens (and the first page's)
+    # Loose bounds (a shared machine): the figure itself is printed above.
+    assert timed["usable_ms"] < 10000 and prompted["usable_ms"] < 10000, times

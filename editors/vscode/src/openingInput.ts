@@ -120,6 +120,19 @@ export class OpeningInput {
 
   /** Enter in the native input. */
   accepted(): void {
+    if (this.closing) {
+      // Closed on our side (the chat got ready while it looked empty here), but the user
+      // typed and pressed Enter before VS Code hid it: that is a prompt too.
+      const value = this.host.inputValue();
+      const late = (value.startsWith(this.closing.handled) ? value.slice(this.closing.handled.length) : value).trim();
+      this.closing.handled = value;
+      if (late) {
+        this.host.send(late);
+        this.host.focusChat();
+        this.host.note("sent");
+      }
+      return;
+    }
     if (this.current !== "shown") return;
     const text = this.host.inputValue().trim();
     if (!text) {

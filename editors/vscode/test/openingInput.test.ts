@@ -216,6 +216,18 @@ test("keys typed after our close but before VS Code hid the input come with its 
   assert.deepEqual(g.moved, [{ text: " and more", focus: true }]);
 });
 
+test("Enter after our close but before VS Code hid the input sends what was typed, once", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  graceOver(f);
+  f.machine.ready(); // looked empty here: closed on our side ...
+  f.box.value = "a prompt"; // ... the user's keys and Enter got there first
+  f.machine.accepted();
+  hideDelivered(f);
+  assert.deepEqual(f.sent, ["a prompt"]);
+  assert.deepEqual(f.moved, []);
+});
+
 test("a mention on its way to the chat's composer: the input steps aside, its draft moved", () => {
   const f = rig();
   f.machine.resolved(false);
