@@ -251,21 +251,25 @@ async function hostEvents(since) {
 
 /**
  * What the user does with the chat's first open once an input is usable (issue 21.4):
- * "leave" types nothing (the quick input closes by itself when the chat is ready, the
- * chat's input focused); "draft" types a character (the typing check) and more, sees
- * the quick input stay open when the chat is ready, and presses Escape (the draft moves
- * into the chat's input); "prompt" types a prompt and Enter before the chat is ready
- * (the prompt and its answer in the chat, once each); "none" (the setting off) checks
- * that no quick input showed. Returns what was seen.
+ * "leave" types nothing (the quick input closes by itself, the chat's input focused once
+ * the chat is ready); "draft" types a character (the typing check: it shows in the
+ * quick input's value) and presses Escape (the draft moves into the chat's input, caret
+ * at the end, focused); "prompt" types a prompt and Enter before the chat is ready (the
+ * test holds the chat's webview back until then), then sees the prompt and its answer
+ * in the chat; "none" (the setting off) checks that no quick input showed. In code-server
+ * the webview takes the focus as its host page loads, which closes a quick input still
+ * open then (its draft moves the same way). Returns what was seen.
  */
-async function firstOpenSteps(which, mode) {
+async function firstOpenSteps(which, mode, release) {
   const seen = { mode };
   if (mode === "none" || which === "chat webview") {
     seen.quickInputSeen = which === "quick input" || (await quickInputOpen());
+    release();
     await checkTyping(CHAT_EXTENSION);
     return seen;
   }
   const box = quickInput();
+  const chatInput = chat.locator("#input");
   if (mode === "leave") {
     await chatShown();
     await page.locator(".quick-input-widget").first().waitFor({ state: "hidden", timeout: 30000 });
@@ -275,20 +279,20 @@ async function firstOpenSteps(which, mode) {
   } else if (mode === "draft") {
     await page.keyboard.type("x");
     seen.typed = await box.inputValue();
-    await page.keyboard.type("partial draft");
-    await chatShown();
-    seen.openWhenChatReady = await quickInputOpen();
-    seen.quickValue = await box.inputValue();
+    seen.openAtEscape = await quickInputOpen();
     await page.keyboard.press("Escape");
+    await chatShown();
     await chat.locator("#input:focus").waitFor({ timeout: 30000 });
-    await until("the draft is in the chat's input", async () => (await chat.locator("#input").inputValue()) === seen.quickValue);
-    seen.chatInput = await chat.locator("#input").inputValue();
-    seen.caretAtEnd = await chat.locator("#input").evaluate((el) => el.selectionStart === el.value.length && el.selectionEnd === el.value.length);
-    await chat.locator("#input").fill("");
+    await until("the draft is in the chat's input", async () => (await chatInput.inputValue()) !== "");
+    seen.chatInput = await chatInput.inputValue();
+    seen.caretAtEnd = await chatInput.evaluate((el) => el.selectionStart === el.value.length && el.selectionEnd === el.value.length);
+    await chatInput.fill("");
   } else if (mode === "prompt") {
-    await page.keyboard.type(config.quickPrompt);
+    await page.keyboard.insertText(config.quickPrompt);
     seen.sentBeforeReady = !(await page.evaluate(inputShownAt, CHAT_EXTENSION));
     await page.keyboard.press("Enter");
+    await page.locator(".quick-input-widget").first().waitFor({ state: "hidden", timeout: 30000 });
+    release();
     await chatShown();
     const last = config.fastWords[config.fastWords.length - 1].trim();
     await chat.locator(".item.agent", { hasText: last }).first().waitFor({ timeout: 90000 });
@@ -296,8 +300,27 @@ async function firstOpenSteps(which, mode) {
     seen.quickInputOpenAfter = await quickInputOpen();
     seen.users = await chat.locator(".item.user").allInnerTexts();
     seen.answers = await chat.locator(".item.agent").allInnerTexts();
+    seen.chatInputAfter = await chatInput.inputValue();
   }
   return seen;
+}
+
+/** With `hold`, the chat's webview host page is held back until the returned release()
+ * (a slow webview, so that the user's Enter surely comes before the chat is ready). */
+async function holdChatWebview(hold) {
+  if (!hold) return async () => undefined;
+  let go;
+  const released = new Promise((resolve) => (go = resolve));
+  const matches = (url) => url.href.includes("/webview/browser/pre/index.html") && url.href.includes(`extensionId=${CHAT_EXTENSION}`);
+  const handler = async (route) => {
+    await released;
+    await route.continue();
+  };
+  await page.route(matches, handler);
+  return async () => {
+    go();
+    await page.unroute(matches, handler);
+  };
 }
 
 /**
@@ -318,13 +341,18 @@ async function timeOpen(extensionId, mode = "leave") {
   const shown = page.waitForFunction(inputShownAt, [extensionId, false, isChat], { polling: 5, timeout: 30000 });
   const webview = isChat ? page.waitForFunction(inputShownAt, extensionId, { polling: 5, timeout: 60000 }) : null;
   webview?.catch(() => undefined);
+  const release = await holdChatWebview(isChat && mode === "prompt");
   const clicked = Date.now();
   await icon.click();
   const first = await (await shown).jsonValue();
   const [at, which] = isChat ? first : [first, "webview"];
   const opened = { clicked_at: clicked, usable_ms: at - clicked, which };
-  if (isChat) opened.firstOpen = await firstOpenSteps(which, mode);
-  else await checkTyping(extensionId);
+  try {
+    if (isChat) opened.firstOpen = await firstOpenSteps(which, mode, () => void release());
+    else await checkTyping(extensionId);
+  } finally {
+    await release();
+  }
   if (webview) opened.webview_ms = (await (await webview).jsonValue()) - clicked;
   if (isChat) opened.host = await hostEvents(clicked);
   opened.marks = await webviewMarks(extensionId, clicked);
