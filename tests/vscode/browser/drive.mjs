@@ -312,14 +312,15 @@ async function holdChatWebview(hold) {
   let go;
   const released = new Promise((resolve) => (go = resolve));
   const matches = (url) => url.href.includes("/webview/browser/pre/index.html") && url.href.includes(`extensionId=${CHAT_EXTENSION}`);
-  const handler = async (route) => {
-    await released;
-    await route.continue();
+  const handled = [];
+  const handler = (route) => {
+    handled.push(released.then(() => route.continue()).catch(() => undefined));
   };
   await page.route(matches, handler);
   return async () => {
     go();
-    await page.unroute(matches, handler);
+    await Promise.all(handled);
+    await page.unroute(matches, handler).catch(() => undefined);
   };
 }
 
