@@ -227,7 +227,7 @@ async function chatShown() {
   await page.waitForFunction(inputShownAt, CHAT_EXTENSION, { polling: 20, timeout: 60000 });
 }
 
-/** The extension was activated (its provider registered) RESTORE_WINDOW_MS (1 s) ago at
+/** The extension was activated (its provider registered) RESTORE_WINDOW_MS (3 s) ago at
  * least: a resolve sooner is taken for the workbench restoring the view, not a click. */
 async function pastRestoreWindow() {
   const activated = async () => {
@@ -235,7 +235,7 @@ async function pastRestoreWindow() {
     return lines.filter((l) => l.name === "activation_ms").at(-1)?.at ?? 0;
   };
   await until("the extension's activation is in the metrics", async () => (await activated()) > pageLoadedAt);
-  const wait = (await activated()) + 1100 - Date.now();
+  const wait = (await activated()) + 3100 - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 let pageLoadedAt = 0;
@@ -438,7 +438,7 @@ async function openTimeSteps() {
       if (usableAt > 0) {
         const marks = await workbenchMarks();
         const navigationStart = await page.evaluate(() => Math.round(performance.timeOrigin));
-        times.restored = { usable_ms: usableAt - navigationStart, workbench: marks, reload_ms: usableAt - reloaded,
+        times.restored = { usable_ms: usableAt - navigationStart, workbench: marks, reload_ms: usableAt - reloaded, reloaded_at: reloaded,
           quickInputSeen: await quickInputOpen() };
       } else {
         if (attempt === 3) throw new Error("the workbench restored the Explorer instead of the chat, 3 times");
