@@ -14,9 +14,11 @@ waiting question; the agent is killed and comes back; a new chat, then the first
 again from History; an agent that dies at start gives one clear message. Issue 21: a
 fast 60-chunk first answer and a two-chunk one shown exactly once; the crash notice and
 the answered permission cards survive the reload; Add to Chat from the explorer, the
-editor, a dropped URI and a real drag from the explorer; the focus keybinding; Undo Last
-Agent Edit; a wrong setting named in a message; the open time against the minimal
-webview (kept, first open after a reload, restored). Issue 22: the agent's notice and
+editor and its tab, a dropped URI and a real drag from the explorer; the focus
+keybinding; Undo Last Agent Edit; a wrong setting named in a message; the open time
+against the minimal webview (kept, first open after a reload, restored) and the chat's
+opening input on its first open in a page (a prompt sent from it, a draft moved into the
+chat, none restored or with the setting off). Issue 22: the agent's notice and
 `/compress`'s compaction are lines of their own, live and after each reload.
 Screenshots go to test-artifacts/vscode/. The first run installs code-server into the
 test cache (minutes)."""
@@ -422,6 +424,7 @@ def test_extension_in_code_server(run: Run, capsys: pytest.CaptureFixture[str]) 
     # A real drag from the explorer: code-server names the file vscode-remote://…/a.txt.
     assert report["mentionFromRealDrag"].startswith("@a.txt"), report
     assert report["mentionFromEditorMenu"].startswith("@a.txt"), report
+    assert report["mentionFromEditorTab"].startswith("@a.txt"), report
     assert report["focusKeybinding"] is True, report
     assert "adkAcp.args must be a list of strings" in report["settingsProblem"], report
     # Issue 22: the agent's notice and the compaction are lines of their own, live and

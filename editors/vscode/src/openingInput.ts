@@ -157,44 +157,27 @@ export class OpeningInput {
       this.closing = null;
       const value = this.host.inputValue();
       const late = value.startsWith(handled) ? value.slice(handled.length) : value;
-      if (late.trim()) {
-        this.host.moveDraft(late, focus);
-        this.host.note("moved-draft");
-      }
+      if (late.trim()) this.moveDraft(late, focus);
       return;
     }
     if (this.current !== "shown") return;
-    const text = this.host.inputValue();
     this.current = "done";
-    if (text.trim()) {
-      this.host.moveDraft(text, true);
-      this.host.note("moved-draft");
-    } else {
-      this.host.note("dismissed");
-    }
+    this.moveDraft(this.host.inputValue(), true);
   }
 
-  /** The chat's view was hidden (or disposed) before the chat took over. */
+  /** The chat's view was hidden (or disposed) before the chat took over: the draft goes
+   * into the chat, which is not focused (it is not on screen). */
   viewHidden(): void {
-    if (this.current === "waiting") {
-      this.stopTimer();
-      this.current = "done";
-      return;
-    }
-    if (this.current !== "shown") return;
-    const text = this.host.inputValue();
-    this.finish(text, false);
-    if (text.trim()) {
-      this.host.moveDraft(text, false);
-      this.host.note("moved-draft");
-    } else {
-      this.host.note("dismissed");
-    }
+    this.stepAside(false);
   }
 
   /** Something else wants the chat's own input (a mention is on its way to its composer):
    * the native input steps aside, its draft moved into the chat. */
   composerWanted(): void {
+    this.stepAside(true);
+  }
+
+  private stepAside(focus: boolean): void {
     if (this.current === "waiting") {
       this.stopTimer();
       this.current = "done";
@@ -202,9 +185,18 @@ export class OpeningInput {
     }
     if (this.current !== "shown") return;
     const text = this.host.inputValue();
-    this.finish(text, true);
-    if (text.trim()) this.host.moveDraft(text, true);
-    this.host.note(text.trim() ? "moved-draft" : "dismissed");
+    this.finish(text, focus);
+    this.moveDraft(text, focus);
+  }
+
+  /** The draft (if any) into the chat's input. */
+  private moveDraft(text: string, focus: boolean): void {
+    if (text.trim()) {
+      this.host.moveDraft(text, focus);
+      this.host.note("moved-draft");
+    } else {
+      this.host.note("dismissed");
+    }
   }
 
   /** Closes the input on our side: `handled` is the text taken care of; its hide event

@@ -644,12 +644,18 @@ async function mainScenario() {
     await shot("edit-applied");
   });
 
-  await step("Add to Chat from the editor's context menu", async () => {
+  await step("Add to Chat from the editor's and its tab's context menus", async () => {
     const editor = page.locator(".editor-instance .monaco-editor .view-lines", { hasText: "beta" }).first();
     const chip = await addToChatFromMenu(editor);
     report.mentionFromEditorMenu = await chip.innerText();
     await chat.locator("#mentions .chip button").first().click();
     await chip.waitFor({ state: "detached", timeout: 15000 });
+    // ... and from the editor tab's context menu (editor/title/context).
+    const tab = page.locator(".tabs-container .tab", { hasText: /^a\.txt/ }).first();
+    const fromTab = await addToChatFromMenu(tab);
+    report.mentionFromEditorTab = await fromTab.innerText();
+    await chat.locator("#mentions .chip button").first().click();
+    await fromTab.waitFor({ state: "detached", timeout: 15000 });
   });
 
   await step("a command runs in a VS Code terminal", async () => {
