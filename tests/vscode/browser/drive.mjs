@@ -290,6 +290,7 @@ async function firstOpenSteps(which, mode, release) {
   } else if (mode === "prompt") {
     await page.keyboard.insertText(config.quickPrompt);
     seen.sentBeforeReady = !(await page.evaluate(inputShownAt, CHAT_EXTENSION));
+    await shot("opening-input"); // the webview is held back: the quick input stays
     await page.keyboard.press("Enter");
     await page.locator(".quick-input-widget").first().waitFor({ state: "hidden", timeout: 30000 });
     release();
