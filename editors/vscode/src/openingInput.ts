@@ -32,7 +32,7 @@ export const GRACE_MS = 120;
 export const RESTORE_WINDOW_MS = 3000;
 
 export const PLACEHOLDER = "Ask adk-acp — the chat is opening…";
-export const READY_PROMPT = "The chat is ready: Enter sends, Escape moves this text into the chat.";
+export const READY_PROMPT = "The chat is ready: Enter sends it, Escape moves it into the chat's input.";
 
 export type OpeningState = "idle" | "waiting" | "shown" | "done";
 

@@ -189,7 +189,7 @@ export function openingHost(
       const input = vscode.window.createInputBox();
       input.title = "adk-acp";
       input.placeholder = PLACEHOLDER;
-      input.prompt = "Enter sends; Escape moves the text into the chat.";
+      input.prompt = "Enter sends it to the chat; Escape moves it into the chat's input.";
       input.onDidAccept(() => machine().accepted());
       input.onDidHide(() => {
         machine().hidden();
