@@ -14,9 +14,11 @@ waiting question; the agent is killed and comes back; a new chat, then the first
 again from History; an agent that dies at start gives one clear message. Issue 21: a
 fast 60-chunk first answer and a two-chunk one shown exactly once; the crash notice and
 the answered permission cards survive the reload; Add to Chat from the explorer, the
-editor, a dropped URI and a real drag from the explorer; the focus keybinding; Undo Last
-Agent Edit; a wrong setting named in a message; the open time against the minimal
-webview (kept, first open after a reload, restored). Issue 22: the agent's notice and
+editor and its tab, a dropped URI and a real drag from the explorer; the focus
+keybinding; Undo Last Agent Edit; a wrong setting named in a message; the open time
+against the minimal webview (kept, first open after a reload, restored) and the chat's
+opening input on its first open in a page (a prompt sent from it, a draft moved into the
+chat, none restored or with the setting off). Issue 22: the agent's notice and
 `/compress`'s compaction are lines of their own, live and after each reload.
 Screenshots go to test-artifacts/vscode/. The first run installs code-server into the
 test cache (minutes)."""
@@ -75,6 +77,8 @@ COMPACTION_SUMMARY = "the user asked for a fast answer and one in two chunks"
 BAD_SETTING = {"model": {"maxSessionTurns": "x"}}
 """A wrongly typed agent setting in the workspace: the agent says so in a notice."""
 TWO_CHUNKS = ["two-", "chunks"]
+QUICK_PROMPT = "sent from the opening input"
+"""Typed into the chat's opening input (a quick input) and sent before the chat is ready."""
 
 
 def _long_answer() -> str:
@@ -275,6 +279,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
                     "fastWords": FAST_WORDS,
                     "twoChunks": TWO_CHUNKS,
                     "compactionSummary": COMPACTION_SUMMARY,
+                    "metrics": str(metrics),
+                    "quickPrompt": QUICK_PROMPT,
                     "crashAgent": {"command": sys.executable, "args": ["-c", CRASHING_AGENT]},
                 }
             )
@@ -366,7 +372,8 @@ def test_extension_in_code_server(run: Run, capsys: pytest.CaptureFixture[str]) 
     for event in events:
         by_name.setdefault(event["name"], []).append(event)
     stops = [e["stopReason"] for e in by_name["turn_stream_ms"]]
-    assert stops == ["end_turn"] * 6 + ["cancelled", "cancelled"], stops
+    # The last: the prompt sent from the chat's opening input after a reload (issue 21.4).
+    assert stops == ["end_turn"] * 6 + ["cancelled", "cancelled", "end_turn"], stops
     activation = by_name["activation_ms"][0]["value"]
     diffs = [e["value"] for e in by_name["permission_to_diff_ms"]]
     long_turn = by_name["turn_stream_ms"][5]["value"]
@@ -391,12 +398,13 @@ def test_extension_in_code_server(run: Run, capsys: pytest.CaptureFixture[str]) 
         f"  activity-bar click → view resolved in the host   "
         f"{by_name['view_resolved'][0]['value'] - report['timings']['click_at']} ms, → webview "
         f"script ready {by_name['view_ready'][0]['value'] - report['timings']['click_at']} ms\n"
-        f"  activity-bar click → input usable               {report['timings']['open_ms']} ms "
-        f"(target ≤ 300 ms after the workbench is up: "
-        f"{'meets' if report['timings']['open_ms'] <= 300 else 'misses'}; of which "
+        f"  activity-bar click → input usable               {report['timings']['open_ms']} ms, "
+        f"the {report['timings']['open_which']} (target ≤ 300 ms after the workbench is up: "
+        f"{'meets' if report['timings']['open_ms'] <= 300 else 'misses'}); the chat's webview "
+        f"input {report['timings']['open_webview_ms']} ms, of which "
         f"{_worker_wait(report['timings']['open_marks'])} ms waiting for "
-        "code-server's webview service worker; the run's first page, untrusted: the "
-        "baseline is test_opening_the_chat_against_a_minimal_webview)\n"
+        "code-server's webview service worker (the run's first page, untrusted; the "
+        "figures after a reload are test_opening_the_chat_against_a_minimal_webview's)\n"
         f"  first prompt → first answer text (cold agent)   "
         f"{report['timings']['first_answer_ms']} ms; the agent's own part: "
         f"{by_name['first_chunk_ms'][0]['value']} ms (session/prompt → first chunk)\n"
@@ -416,6 +424,7 @@ def test_extension_in_code_server(run: Run, capsys: pytest.CaptureFixture[str]) 
     # A real drag from the explorer: code-server names the file vscode-remote://…/a.txt.
     assert report["mentionFromRealDrag"].startswith("@a.txt"), report
     assert report["mentionFromEditorMenu"].startswith("@a.txt"), report
+    assert report["mentionFromEditorTab"].startswith("@a.txt"), report
     assert report["focusKeybinding"] is True, report
     assert "adkAcp.args must be a list of strings" in report["settingsProblem"], report
     # Issue 22: the agent's notice and the compaction are lines of their own, live and
@@ -453,6 +462,7 @@ def test_opening_the_chat_against_a_minimal_webview(
     workbench = restored["workbench"]
 
     def profile(opened: dict[str, Any]) -> str:
+        usable = opened.get("webview_ms", opened["usable_ms"])  # the webview's own input
         marks = opened["marks"]
         steps = [
             ("frame_created", "the host resolves the view, the workbench makes the frame"),
@@ -467,7 +477,7 @@ def test_opening_the_chat_against_a_minimal_webview(
             if name in marks:
                 lines.append(f"      {marks[name] - at:+6d} ms  {what}")
                 at = marks[name]
-        rest = opened["usable_ms"] - at
+        rest = usable - at
         lines.append(f"      {rest:+6d} ms  the page's own start → input usable")
         return "\n".join(lines)
 
@@ -485,21 +495,100 @@ def test_opening_the_chat_against_a_minimal_webview(
         f"workbench started, {restored['usable_ms'] - workbench.get('didRestoreViewlet', 0)} ms "
         f"after it restored the side bar (no click; page start → usable "
         f"{restored['usable_ms']} ms)\n"
-        f"  first open after a reload: chat {chat['usable_ms']} ms, minimal "
-        f"{minimal['usable_ms']} ms (the chat's own part "
-        f"{chat['usable_ms'] - minimal['usable_ms']:+d} ms); "
+        f"  first open after a reload, the webview's input: chat {chat['webview_ms']} ms, "
+        f"minimal {minimal['usable_ms']} ms (the chat's own part "
+        f"{chat['webview_ms'] - minimal['usable_ms']:+d} ms); "
         "where it goes, chat:\n" + profile(chat) + "\n    minimal:\n" + profile(minimal) + "\n"
         f"  minimal's first open in the run's first page, late (the worker running): "
         f"{times['minimal_this_page']['usable_ms']} ms\n"
         "  A webview view is made only when it is first shown, so its first open in a page "
         "is code-server's webview start (the frames and the service worker, as long for a "
-        "bare text box); after that the chat is kept and shows at once."
+        "bare text box); the chat's opening input (a quick input) takes typing meanwhile "
+        "(test_the_chat_s_opening_input_on_its_first_open); after that the chat is kept "
+        "and shows at once."
     )
     _show(capsys, figures)
     # The kept chat shows without a reload of its page; on its first open the chat's own
     # start (its content written → input usable: 18-121 ms seen) adds nothing that shows.
     # Single samples of the whole open vary by seconds on a loaded machine: loose bounds.
     assert kept < 3000, times["kept"]
-    own = chat["usable_ms"] - chat["marks"]["content/wroteInnerContent"]
+    own = chat["webview_ms"] - chat["marks"]["content/wroteInnerContent"]
     assert own < 1000, chat
-    assert chat["usable_ms"] < minimal["usable_ms"] + 5000, times
+    assert chat["webview_ms"] < minimal["usable_ms"] + 5000, times
+
+
+def _meets(ms: int) -> str:
+    return f"target ≤ 300 ms: {'meets' if ms <= 300 else 'misses'}"
+
+
+def test_the_chat_s_opening_input_on_its_first_open(
+    run: Run, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 21.4, the chat's first open in a page: a native input (a VS Code quick input)
+    takes typing while the webview is made. Activity-bar click → whichever input takes
+    typing first (a character typed shows in its value), printed for the first open after
+    a reload (meets/misses 300 ms), beside the chat's webview input and the same open with
+    the setting off. In the run's pages: nothing typed, the input closes by itself once the
+    chat is ready and the chat's input has the focus (the first page); a prompt typed and
+    sent with Enter before the chat is ready appears in the chat with its scripted answer,
+    once each (a reload); a draft stays in the input when the chat is ready and Escape moves
+    it, caret at the end, into the chat's focused input (the timed reload); none when the
+    workbench restores the chat (no click) or with adkAcp.quickInputWhileOpening off."""
+    report = run.check()
+    times = report["openTimes"]
+    timed, prompted, off = (
+        times["chat_reloaded"],
+        times["chat_prompted"],
+        times["chat_reloaded_off"],
+    )
+    events = [json.loads(line) for line in run.metrics.read_text().splitlines()]
+    names = [e["name"] for e in events]
+    figures = (
+        "\nThe chat's first open in a page (code-server + headless Chromium, after a reload):\n"
+        f"  activity-bar click → an input that takes typing   {timed['usable_ms']} ms, the "
+        f"{timed['which']} ({_meets(timed['usable_ms'])}); the chat's webview input "
+        f"{timed['webview_ms']} ms\n"
+        f"    the host's side of the first: {timed['host']} (ms after the click)\n"
+        f"  the setting off (the webview only)                {off['usable_ms']} ms, the "
+        f"{off['which']} ({_meets(off['usable_ms'])})\n"
+        f"  the run's first page (untrusted, cold)            {report['timings']['open_ms']} ms, "
+        f"the {report['timings']['open_which']}; the chat's webview input "
+        f"{report['timings']['open_webview_ms']} ms"
+    )
+    _show(capsys, figures)
+    # The draft: the character typed shows in the quick input; Escape (or, when code-server's
+    # webview took the focus first, the blur) moves it into the chat's input, caret at the
+    # end, focused.
+    draft = timed["firstOpen"]
+    assert timed["which"] == "quick input", timed
+    assert draft["typed"] == "x", draft
+    assert draft["chatInput"] == "x" and draft["caretAtEnd"] is True, draft
+    assert "opening_moved-draft" in names, names
+    # The prompt sent with Enter from the opening input (the chat's webview held back until
+    # then): once in the chat, its scripted answer once, nothing left in the chat's input.
+    sent = prompted["firstOpen"]
+    assert prompted["which"] == "quick input" and sent["sentBeforeReady"] is True, prompted
+    assert "opening_sent" in names, names
+    assert sent["users"] == [QUICK_PROMPT], sent
+    assert [a.strip() for a in sent["answers"]] == ["".join(FAST_WORDS).strip()], sent
+    assert sent["quickInputOpenAfter"] is False and sent["chatInputAfter"] == "", sent
+    # Nothing typed: closed by itself once the chat was ready, the chat's input focused.
+    first = report["firstPageOpen"]
+    if report["timings"]["open_which"] == "quick input":
+        assert first["closedByItself"] is True and first["chatFocused"] is True, first
+    # None with the setting off, none for a restored chat, none for the kept chat.
+    assert off["which"] == "chat webview" and off["firstOpen"]["quickInputSeen"] is False, off
+    # The restored page's events (up to the next page's activation): a restore is told by
+    # its resolve coming within 3 s of the provider's registration (1.7 s seen at load 13);
+    # then no opening input.
+    since = times["restored"]["reloaded_at"]
+    later = [e["at"] for e in events if e["name"] == "activation_ms" and e["at"] >= since]
+    page = [e for e in events if since <= e["at"] < (later[1] if len(later) > 1 else 1e15)]
+    [resolve] = [e for e in page if e["name"] == "view_resolved"]
+    shown_there = [e for e in page if e["name"] == "opening_shown"]
+    assert (not shown_there and not times["restored"]["quickInputSeen"]) or not resolve["restored"]
+    assert all(t["which"] == "chat webview" for t in times["kept"]), times["kept"]
+    shown = [e for e in events if e["name"] == "opening_shown"]
+    assert len(shown) >= 2, events  # the timed and the prompted opens (and the first page's)
+    # Loose bounds (a shared machine): the figure itself is printed above.
+    assert timed["usable_ms"] < 10000 and prompted["usable_ms"] < 10000, times

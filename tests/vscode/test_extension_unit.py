@@ -48,7 +48,7 @@ def test_the_extension_version_is_the_agents_and_its_metadata_is_publishable() -
     assert manifest["extensionKind"] == ["workspace"]
     assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
     readme = (extension / "README.md").read_text()
-    for image in ("images/chat.png", "images/approval.png"):
+    for image in ("images/chat.png", "images/approval.png", "images/opening-input.png"):
         assert image in readme and (extension / image).is_file(), image
     assert f"## {__version__}" in (extension / "CHANGELOG.md").read_text()
     assert "--allow-missing-repository" not in manifest["scripts"]["package"]

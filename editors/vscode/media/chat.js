@@ -180,9 +180,16 @@
       case "focus":
         input.focus();
         break;
+      case "draft":
+        composer.takeDraft(message.text);
+        break;
     }
   });
 
   setRunning(false);
+  // The first open: the webview takes the focus as it loads (the click asked for it; the
+  // opening input, if any, closes then): the cursor goes to the input.
+  if (document.hasFocus()) input.focus();
+  else window.addEventListener("focus", () => document.activeElement === document.body && input.focus(), { once: true });
   vscode.postMessage({ type: "ready" });
 })();

@@ -211,7 +211,13 @@
       showPopup(Object.assign(popupState, { entries: entries, index: 0 }));
     }
 
-    return { input: input, addMention: addMention, showFiles: showFiles };
+    /** @param {string} text typed into the native input while the chat opened: before what the input holds */
+    function takeDraft(text) {
+      input.value = text + input.value;
+      input.selectionStart = input.selectionEnd = input.value.length;
+    }
+
+    return { input: input, addMention: addMention, showFiles: showFiles, takeDraft: takeDraft };
   }
 
   window.AdkComposer = { createComposer: createComposer };

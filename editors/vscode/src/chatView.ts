@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import * as vscode from "vscode";
 import type { FromView, ToView } from "./messages";
 import { OpBatcher } from "./opBatcher";
+import { RESTORE_WINDOW_MS, type OpeningInput } from "./openingInput";
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewType = "adkAcp.chat";
@@ -17,23 +18,33 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private ready = false;
 
   private assets: { css: string; scripts: string[] } | null = null;
+  /** The native input while the webview is made (none until `extension.ts` sets it). */
+  opening: OpeningInput | null = null;
+  private readonly registeredAt = Date.now();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly onMessage: (message: FromView) => void,
-    private readonly mark: (event: "resolved" | "ready") => void = () => undefined,
+    private readonly mark: (event: "resolved" | "ready", restored?: boolean) => void = () => undefined,
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
     // The page first (the click waits for it); everything else after.
     view.webview.options = { enableScripts: true, localResourceRoots: [this.media] };
     view.webview.html = this.html(view.webview);
-    this.mark("resolved");
+    // Right after the provider's registration: the workbench restoring the chat, no click.
+    const restored = Date.now() - this.registeredAt < RESTORE_WINDOW_MS;
+    this.opening?.resolved(restored);
+    this.mark("resolved", restored);
     this.view = view;
     this.ready = false;
+    view.onDidChangeVisibility(() => {
+      if (!view.visible) this.opening?.viewHidden();
+    });
     view.webview.onDidReceiveMessage((message: FromView) => {
       if (message.type === "ready") {
         this.mark("ready");
+        this.opening?.ready();
         this.ready = true;
         this.onMessage(message);
         const queued = this.queue;
@@ -44,6 +55,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       this.onMessage(message);
     });
     view.onDidDispose(() => {
+      this.opening?.viewHidden();
       this.batcher.drop();
       this.view = null;
       this.ready = false;
@@ -55,6 +67,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   });
 
   post(message: ToView): void {
+    if (message.type === "mention") this.opening?.composerWanted();
     // Before "ready" the webview gets a full snapshot anyway; only non-transcript messages wait.
     if (!this.view || !this.ready) {
       if (message.type !== "ops") this.queue.push(message);

@@ -15,6 +15,7 @@ import { EditHistory } from "./editHistory";
 import { EditorIo } from "./editorIo";
 import { FsHandler } from "./fsHandler";
 import { fileMetrics } from "./metrics";
+import { OpeningInput } from "./openingInput";
 import { SessionControl } from "./sessions";
 import { AgentSupervisor } from "./supervisor";
 import { TerminalManager } from "./terminals";
@@ -101,12 +102,32 @@ export function activate(context: vscode.ExtensionContext): void {
     (message) => {
       handleViewMessage(commands, pieces, message).catch((error) => surface.reportError(error));
     },
-    (event) => {
+    (event, restored) => {
       log.info(`chat view ${event} (${(performance.now() - started).toFixed(0)} ms after activation)`);
-      metric(`view_${event}`, Date.now());
+      metric(`view_${event}`, Date.now(), restored === undefined ? {} : { restored });
     },
   );
   surface.view = view;
+  // The chat's first open: a native input takes typing while the webview is made.
+  const focusChat = (): void => void vscode.commands.executeCommand("adkAcp.focus");
+  const opening: OpeningInput = new OpeningInput(
+    host.openingHost(
+      {
+        send: (text) => handleViewMessage(commands, pieces, { type: "prompt", text, mentions: [] }).catch((e) => surface.reportError(e)),
+        moveDraft: (text, focus) => {
+          surface.send({ type: "draft", text });
+          if (focus) focusChat();
+        },
+        focusChat,
+        note: (event) => {
+          log.info(`the chat's opening input: ${event}`);
+          metric(`opening_${event}`, Date.now());
+        },
+      },
+      () => opening,
+    ),
+  );
+  view.opening = opening;
   // The chat page's files, read once the activation is done (not when the user clicks).
   setTimeout(() => {
     try {

@@ -13,7 +13,10 @@ export type ToView =
   | { type: "files"; requestId: number; files: { path: string; label: string }[]; selection: Mention | null }
   | { type: "mention"; mention: Mention }
   | { type: "turn"; running: boolean; stopReason?: string; lastAgentId?: string | null; sentAt?: number }
-  | { type: "focus" };
+  | { type: "focus" }
+  /** Text typed into the native input while the chat opened (openingInput.ts): put before
+   * whatever the chat's input holds, the caret at the end. */
+  | { type: "draft"; text: string };
 
 export type FromView =
   | { type: "ready" }

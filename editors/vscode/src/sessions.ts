@@ -65,6 +65,8 @@ export class SessionControl {
     private readonly approvals: SessionApprovals,
   ) {}
 
+  private creating: Promise<string> | null = null;
+
   get session(): string | null {
     return this.sessionId;
   }
@@ -90,8 +92,17 @@ export class SessionControl {
     surface.setStatus(surface.model.state.status === "starting" ? "idle" : surface.model.state.status);
   }
 
-  async ensureSession(): Promise<string> {
-    if (this.sessionId) return this.sessionId;
+  /** The session, made when there is none: one session/new at a time (the chat's "ready"
+   * and a first prompt, the opening input's, may both ask while the agent starts). */
+  ensureSession(): Promise<string> {
+    if (this.sessionId) return Promise.resolve(this.sessionId);
+    this.creating ??= this.newSession().finally(() => {
+      this.creating = null;
+    });
+    return this.creating;
+  }
+
+  private async newSession(): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       const agent = await this.supervisor.ensureAgent();
       try {

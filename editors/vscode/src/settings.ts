@@ -6,9 +6,11 @@ export interface Settings {
   args: string[];
   env: Record<string, string>;
   askForApiKey: boolean;
+  /** A native input takes typing while the chat's view is made on its first open. */
+  quickInputWhileOpening: boolean;
 }
 
-export const DEFAULTS: Settings = { command: "", args: [], env: {}, askForApiKey: true };
+export const DEFAULTS: Settings = { command: "", args: [], env: {}, askForApiKey: true, quickInputWhileOpening: true };
 
 const typeName = (value: unknown): string =>
   value === null ? "null" : Array.isArray(value) ? "a list" : typeof value === "object" ? "an object" : `a ${typeof value}`;
@@ -67,10 +69,11 @@ export function readSettings(get: (key: keyof Settings) => unknown): { settings:
     }
   }
 
-  const ask = get("askForApiKey");
-  if (ask !== undefined && ask !== null) {
-    if (typeof ask !== "boolean") problems.push(`adkAcp.askForApiKey must be true or false, not ${typeName(ask)}.`);
-    else settings.askForApiKey = ask;
+  for (const key of ["askForApiKey", "quickInputWhileOpening"] as const) {
+    const value = get(key);
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "boolean") problems.push(`adkAcp.${key} must be true or false, not ${typeName(value)}.`);
+    else settings[key] = value;
   }
   return { settings, problems };
 }

@@ -11,6 +11,7 @@ import type { SurfaceHost } from "./chatSurface";
 import type { CommandHost } from "./commands";
 import type { EditorDocument, EditorHost } from "./editorIo";
 import type { Metric } from "./metrics";
+import { PLACEHOLDER, READY_PROMPT, type OpeningHost, type OpeningInput } from "./openingInput";
 import type { SessionHost } from "./sessions";
 import { readSettings, type Settings } from "./settings";
 import { AgentProcess } from "./agentProcess";
@@ -167,5 +168,41 @@ export function commandHost(subscriptions: vscode.Disposable[]): CommandHost {
     focusChat: () => vscode.commands.executeCommand("adkAcp.chat.focus"),
     activeDocument: () => vscode.window.activeTextEditor?.document.uri,
     parseUri: (text) => (text.startsWith("/") ? vscode.Uri.file(text) : vscode.Uri.parse(text, true)),
+  };
+}
+
+/** The native input of the chat's first open (openingInput.ts): a VS Code quick input box,
+ * its events handed to the state machine `machine()`; the rest of the host is `actions`. */
+export function openingHost(
+  actions: Pick<OpeningHost, "send" | "moveDraft" | "focusChat" | "note">,
+  machine: () => OpeningInput,
+): OpeningHost {
+  let box: vscode.InputBox | null = null;
+  return {
+    ...actions,
+    enabled: () => currentSettings().settings.quickInputWhileOpening,
+    after: (ms, run) => {
+      const timer = setTimeout(run, ms);
+      return () => clearTimeout(timer);
+    },
+    showInput: () => {
+      const input = vscode.window.createInputBox();
+      input.title = "adk-acp";
+      input.placeholder = PLACEHOLDER;
+      input.prompt = "Enter sends it to the chat; Escape moves it into the chat's input.";
+      input.onDidAccept(() => machine().accepted());
+      input.onDidHide(() => {
+        machine().hidden();
+        if (box === input) box = null;
+        input.dispose();
+      });
+      box = input;
+      input.show();
+    },
+    inputReady: () => {
+      if (box) box.prompt = READY_PROMPT;
+    },
+    closeInput: () => box?.hide(),
+    inputValue: () => box?.value ?? "",
   };
 }

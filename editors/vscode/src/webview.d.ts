@@ -32,6 +32,8 @@ declare namespace Webview {
     input: HTMLTextAreaElement;
     addMention(mention: Mention): void;
     showFiles(message: Extract<ToView, { type: "files" }>): void;
+    /** Text typed into the native input while the chat opened, put before the input's. */
+    takeDraft(text: string): void;
   }
   interface ComposerApi {
     createComposer(vscode: WebviewApi, chat: { commands(): HeaderState["commands"]; running(): boolean }): Composer;

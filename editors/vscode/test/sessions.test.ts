@@ -94,6 +94,25 @@ test("session/new: cwd and other roots; updates that come before its answer are 
   assert.deepEqual(shown.map((i) => (i.kind === "agent" ? i.text : i.kind)), ["early"]);
 });
 
+test("a first prompt while the chat's ready still makes its session: one session/new, the prompt in it", async () => {
+  let made = 0;
+  const agent = new FakeAgent({
+    "session/new": async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return { sessionId: `s${++made}` };
+    },
+    "session/prompt": (params) => {
+      assert.equal(params["sessionId"], "s1");
+      return { stopReason: "end_turn" };
+    },
+  });
+  const r = rig(agent);
+  const ready = r.sessions.ensureSession();
+  await r.sessions.prompt("from the opening input", []);
+  assert.equal(await ready, "s1");
+  assert.deepEqual(agent.methods(), ["session/new", "session/prompt"]);
+});
+
 test("auth_required: asks for a key once, restarts and tries again; without one, says how to log in", async () => {
   let calls = 0;
   const agent = new FakeAgent({

@@ -8,8 +8,11 @@ const read = (values: Record<string, unknown>) => readSettings((key) => values[k
 
 test("valid settings pass unchanged; missing ones take the defaults", () => {
   assert.deepEqual(read({}), { settings: DEFAULTS, problems: [] });
-  const ok = read({ command: "/opt/adk-acp", args: ["--model", "m"], env: { GEMINI_MODEL: "m" }, askForApiKey: false });
-  assert.deepEqual(ok, { settings: { command: "/opt/adk-acp", args: ["--model", "m"], env: { GEMINI_MODEL: "m" }, askForApiKey: false }, problems: [] });
+  const ok = read({ command: "/opt/adk-acp", args: ["--model", "m"], env: { GEMINI_MODEL: "m" }, askForApiKey: false, quickInputWhileOpening: false });
+  assert.deepEqual(ok, {
+    settings: { command: "/opt/adk-acp", args: ["--model", "m"], env: { GEMINI_MODEL: "m" }, askForApiKey: false, quickInputWhileOpening: false },
+    problems: [],
+  });
 });
 
 test("each wrong setting gets a message naming it and what it should be", () => {
@@ -18,15 +21,17 @@ test("each wrong setting gets a message naming it and what it should be", () => 
     args: "--model x",
     env: { GEMINI_MODEL: 3, "BAD NAME": "v", GEMINI_API_KEY: "sk" },
     askForApiKey: "yes",
+    quickInputWhileOpening: 1,
   });
   assert.deepEqual(settings, DEFAULTS);
-  assert.equal(problems.length, 6);
+  assert.equal(problems.length, 7);
   assert.match(problems[0]!, /adkAcp\.command .*arguments in adkAcp\.args/);
   assert.match(problems[1]!, /adkAcp\.args must be a list of strings.*not a string/);
   assert.match(problems[2]!, /adkAcp\.env\.GEMINI_MODEL must be a string, not a number/);
   assert.match(problems[3]!, /not a valid environment variable name/);
   assert.match(problems[4]!, /looks like a secret.*Set Gemini API Key/);
   assert.match(problems[5]!, /askForApiKey must be true or false/);
+  assert.match(problems[6]!, /adkAcp\.quickInputWhileOpening must be true or false, not a number/);
   assert.match(read({ args: ["ok", 2] }).problems[0]!, /item 2 is a number/);
 });
 

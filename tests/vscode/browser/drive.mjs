@@ -134,6 +134,7 @@ async function palette(command) {
 /** The workbench loaded (the first time: navigated to) with both extensions active. */
 async function openWorkspace({ reload = false } = {}) {
   await step(reload ? "reload the workbench" : "open the workspace", async () => {
+    pageLoadedAt = Date.now();
     if (reload) await page.reload();
     else await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
     await workbenchUp();
@@ -184,17 +185,26 @@ async function workbenchMarks() {
 
 /** In the page, every 5 ms: the time its webview's #input is there, enabled, and on
  * screen (the content frame made visible; a kept webview that is hidden has its
- * overlay's visibility off), or false. */
+ * overlay's visibility off), or false. [id, orExplorer, orQuickInput]: -1 when the
+ * Explorer is on screen instead (the restored view is checked); with orQuickInput,
+ * [time, which] for whichever is usable first, the webview's input or the chat's opening
+ * input (a VS Code quick input, focused, while the webview is made). */
 function inputShownAt(extensionId) {
-  // [id, true]: -1 when the Explorer is on screen instead (the restored view is checked).
-  const [id, orExplorer] = Array.isArray(extensionId) ? extensionId : [extensionId, false];
+  const [id, orExplorer, orQuickInput] = Array.isArray(extensionId) ? extensionId : [extensionId, false, false];
   const outer = document.querySelector(`iframe.webview.ready[src*="extensionId=${id}"]`);
   const inner = outer?.contentDocument?.getElementById("active-frame");
   const input = inner?.contentDocument?.getElementById("input");
   const box = outer?.getBoundingClientRect();
   const shown = outer && inner && input && !input.disabled && inner.style.visibility !== "hidden" &&
     outer.checkVisibility({ checkVisibilityCSS: true, checkOpacity: true }) && box.width > 0 && box.height > 0;
-  if (shown) return Date.now();
+  if (shown) return orQuickInput ? [Date.now(), "chat webview"] : Date.now();
+  if (orQuickInput) {
+    const quick = document.querySelector(".quick-input-widget");
+    const box = quick?.querySelector("input");
+    const focused = quick && box && document.activeElement === box && quick.checkVisibility({ checkVisibilityCSS: true }) &&
+      /the chat is opening/.test(box.placeholder || box.getAttribute("aria-label") || "");
+    if (focused) return [Date.now(), "quick input"];
+  }
   return orExplorer && document.querySelector(".explorer-folders-view")?.checkVisibility() ? -1 : false;
 }
 
@@ -208,23 +218,147 @@ async function checkTyping(extensionId) {
   await input.fill("");
 }
 
+/** The chat's opening input (the quick input) and what it holds. */
+const quickInput = () => page.locator(".quick-input-widget input").first();
+const quickInputOpen = () => page.evaluate(() => Boolean(document.querySelector(".quick-input-widget")?.checkVisibility({ checkVisibilityCSS: true })));
+
+/** The chat's webview input on screen (the chat has taken over). */
+async function chatShown() {
+  await page.waitForFunction(inputShownAt, CHAT_EXTENSION, { polling: 20, timeout: 60000 });
+}
+
+/** The extension was activated (its provider registered) RESTORE_WINDOW_MS (3 s) ago at
+ * least: a resolve sooner is taken for the workbench restoring the view, not a click. */
+async function pastRestoreWindow() {
+  const activated = async () => {
+    const lines = (await readFile(config.metrics, "utf8").catch(() => "")).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    return lines.filter((l) => l.name === "activation_ms").at(-1)?.at ?? 0;
+  };
+  await until("the extension's activation is in the metrics", async () => (await activated()) > pageLoadedAt);
+  const wait = (await activated()) + 3100 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+let pageLoadedAt = 0;
+
+/** The chat's own events since `since` (its metrics: view resolved, opening input shown,
+ * webview ready ...), in ms after it: where a first open's time goes on the host's side. */
+async function hostEvents(since) {
+  const lines = (await readFile(config.metrics, "utf8").catch(() => "")).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  const events = {};
+  for (const l of lines) if (l.at >= since && (l.name.startsWith("view_") || l.name.startsWith("opening_"))) events[l.name] ??= l.at - since;
+  return events;
+}
+
+/**
+ * What the user does with the chat's first open once an input is usable (issue 21.4):
+ * "leave" types nothing (the quick input closes by itself, the chat's input focused once
+ * the chat is ready); "draft" types a character (the typing check: it shows in the
+ * quick input's value) and presses Escape (the draft moves into the chat's input, caret
+ * at the end, focused); "prompt" types a prompt and Enter before the chat is ready (the
+ * test holds the chat's webview back until then), then sees the prompt and its answer
+ * in the chat; "none" (the setting off) checks that no quick input showed. In code-server
+ * the webview takes the focus as its host page loads, which closes a quick input still
+ * open then (its draft moves the same way). Returns what was seen.
+ */
+async function firstOpenSteps(which, mode, release) {
+  const seen = { mode };
+  if (mode === "none" || which === "chat webview") {
+    seen.quickInputSeen = which === "quick input" || (await quickInputOpen());
+    release();
+    await checkTyping(CHAT_EXTENSION);
+    return seen;
+  }
+  const box = quickInput();
+  const chatInput = chat.locator("#input");
+  if (mode === "leave") {
+    await chatShown();
+    await page.locator(".quick-input-widget").first().waitFor({ state: "hidden", timeout: 30000 });
+    await chat.locator("#input:focus").waitFor({ timeout: 30000 });
+    seen.closedByItself = true;
+    seen.chatFocused = true;
+  } else if (mode === "draft") {
+    await page.keyboard.type("x");
+    seen.typed = await box.inputValue();
+    seen.openAtEscape = await quickInputOpen();
+    await page.keyboard.press("Escape");
+    await chatShown();
+    await chat.locator("#input:focus").waitFor({ timeout: 30000 });
+    await until("the draft is in the chat's input", async () => (await chatInput.inputValue()) !== "");
+    seen.chatInput = await chatInput.inputValue();
+    seen.caretAtEnd = await chatInput.evaluate((el) => el.selectionStart === el.value.length && el.selectionEnd === el.value.length);
+    await chatInput.fill("");
+  } else if (mode === "prompt") {
+    await page.keyboard.insertText(config.quickPrompt);
+    seen.sentBeforeReady = !(await page.evaluate(inputShownAt, CHAT_EXTENSION));
+    await shot("opening-input"); // the webview is held back: the quick input stays
+    await page.keyboard.press("Enter");
+    await page.locator(".quick-input-widget").first().waitFor({ state: "hidden", timeout: 30000 });
+    release();
+    await chatShown();
+    const last = config.fastWords[config.fastWords.length - 1].trim();
+    await chat.locator(".item.agent", { hasText: last }).first().waitFor({ timeout: 90000 });
+    await waitIdle();
+    seen.quickInputOpenAfter = await quickInputOpen();
+    seen.users = await chat.locator(".item.user").allInnerTexts();
+    seen.answers = await chat.locator(".item.agent").allInnerTexts();
+    seen.chatInputAfter = await chatInput.inputValue();
+  }
+  return seen;
+}
+
+/** With `hold`, the chat's webview host page is held back until the returned release()
+ * (a slow webview, so that the user's Enter surely comes before the chat is ready). */
+async function holdChatWebview(hold) {
+  if (!hold) return async () => undefined;
+  let go;
+  const released = new Promise((resolve) => (go = resolve));
+  const matches = (url) => url.href.includes("/webview/browser/pre/index.html") && url.href.includes(`extensionId=${CHAT_EXTENSION}`);
+  const handled = [];
+  const handler = (route) => {
+    handled.push(released.then(() => route.continue()).catch(() => undefined));
+  };
+  await page.route(matches, handler);
+  return async () => {
+    go();
+    await Promise.all(handled);
+    await page.unroute(matches, handler).catch(() => undefined);
+  };
+}
+
 /**
  * Clicks an activity-bar icon once the workbench is idle: the ms until its webview's
  * #input is on screen (seen from the page, every 5 ms) and the webview's marks; then
- * checks that the input takes typing. The input is not on screen before the click.
+ * checks that the input takes typing. The input is not on screen before the click. For
+ * the chat, whichever input is usable first counts (its opening input, `which`); `mode`
+ * says what the user does then (firstOpenSteps), `webview_ms` when its webview's input is.
  */
-async function timeOpen(extensionId) {
+async function timeOpen(extensionId, mode = "leave") {
   const title = TITLES[extensionId];
   const icon = page.locator(`.activitybar a[aria-label="${title}"], .activitybar .action-label[aria-label="${title}"]`).first();
   await icon.waitFor({ timeout: 30000 });
+  const isChat = extensionId === CHAT_EXTENSION;
+  if (isChat) await pastRestoreWindow();
   await page.evaluate(() => new Promise((resolve) => requestIdleCallback(resolve, { timeout: 5000 })));
   if (await page.evaluate(inputShownAt, extensionId)) throw new Error(`${title}'s input is on screen before the click`);
-  const shown = page.waitForFunction(inputShownAt, extensionId, { polling: 5, timeout: 30000 });
+  const shown = page.waitForFunction(inputShownAt, [extensionId, false, isChat], { polling: 5, timeout: 30000 });
+  const webview = isChat ? page.waitForFunction(inputShownAt, extensionId, { polling: 5, timeout: 60000 }) : null;
+  webview?.catch(() => undefined);
+  const release = await holdChatWebview(isChat && mode === "prompt");
   const clicked = Date.now();
   await icon.click();
-  const usable = (await (await shown).jsonValue()) - clicked;
-  await checkTyping(extensionId);
-  return { clicked_at: clicked, usable_ms: usable, marks: await webviewMarks(extensionId, clicked) };
+  const first = await (await shown).jsonValue();
+  const [at, which] = isChat ? first : [first, "webview"];
+  const opened = { clicked_at: clicked, usable_ms: at - clicked, which };
+  try {
+    if (isChat) opened.firstOpen = await firstOpenSteps(which, mode, () => void release());
+    else await checkTyping(extensionId);
+  } finally {
+    await release();
+  }
+  if (webview) opened.webview_ms = (await (await webview).jsonValue()) - clicked;
+  if (isChat) opened.host = await hostEvents(clicked);
+  opened.marks = await webviewMarks(extensionId, clicked);
+  return opened;
 }
 
 /** The workbench's own view switch, the floor of a kept view's open: activity-bar click
@@ -241,6 +375,19 @@ async function timeExplorer() {
   const clicked = Date.now();
   await icon.click();
   return (await (await shown).jsonValue()) - clicked;
+}
+
+/** The page reloaded with the Explorer shown (the view a first open starts from). */
+async function reloadWithExplorer() {
+  const explorer = page.locator(".explorer-folders-view").first();
+  for (let attempt = 1; ; attempt++) {
+    await showExplorer();
+    await openWorkspace({ reload: true });
+    if (await explorer.isVisible()) return;
+    // VS Code saves the last view while the page unloads, which a reload can outrun.
+    if (attempt === 3) throw new Error("the workbench restored another view than the Explorer, 3 times");
+    log("the workbench restored another view than the Explorer (saved too late): again");
+  }
 }
 
 /** The session is up: the mode and model pickers are there. */
@@ -269,23 +416,22 @@ async function openTimeSteps() {
   });
   for (const extensionId of [MINIMAL_EXTENSION, CHAT_EXTENSION]) {
     const key = extensionId === CHAT_EXTENSION ? "chat_reloaded" : "minimal_reloaded";
-    const explorer = page.locator(".explorer-folders-view").first();
-    for (let attempt = 1; ; attempt++) {
-      await showExplorer();
-      await openWorkspace({ reload: true });
-      if (await explorer.isVisible()) break;
-      // VS Code saves the last view while the page unloads, which a reload can outrun.
-      if (attempt === 3) throw new Error("the workbench restored another view than the Explorer, 3 times");
-      log("the workbench restored another view than the Explorer (saved too late): again");
-    }
+    await reloadWithExplorer();
     await step(`after a reload: the ${key.split("_")[0]} view's first open`, async () => {
-      times[key] = await timeOpen(extensionId);
+      // The chat's: a draft typed into its opening input, moved into the chat by Escape.
+      times[key] = await timeOpen(extensionId, "draft");
     });
+    if (extensionId === MINIMAL_EXTENSION) {
+      await step("the chat's first open in that page: a prompt sent from its opening input", async () => {
+        times.chat_prompted = await timeOpen(CHAT_EXTENSION, "prompt");
+      });
+    }
   }
   await step("the chat as the last view: restored by the workbench, then kept", async () => {
     await agentUp();
     for (let attempt = 1; !times.restored; attempt++) {
       const reloaded = Date.now();
+      pageLoadedAt = Date.now();
       await page.reload({ waitUntil: "commit" });
       // The chat's input on screen, or (the last view saved too late) the Explorer.
       const seen = await page.waitForFunction(inputShownAt, [CHAT_EXTENSION, true], { polling: 5, timeout: 90000 });
@@ -293,7 +439,8 @@ async function openTimeSteps() {
       if (usableAt > 0) {
         const marks = await workbenchMarks();
         const navigationStart = await page.evaluate(() => Math.round(performance.timeOrigin));
-        times.restored = { usable_ms: usableAt - navigationStart, workbench: marks, reload_ms: usableAt - reloaded };
+        times.restored = { usable_ms: usableAt - navigationStart, workbench: marks, reload_ms: usableAt - reloaded, reloaded_at: reloaded,
+          quickInputSeen: await quickInputOpen() };
       } else {
         if (attempt === 3) throw new Error("the workbench restored the Explorer instead of the chat, 3 times");
         log("the workbench restored the Explorer (the chat saved as the last view too late): again");
@@ -308,6 +455,15 @@ async function openTimeSteps() {
   });
   await shot("open-time");
   report.openTimes = times;
+  await step("with adkAcp.quickInputWhileOpening off: no opening input, the chat's webview only", async () => {
+    const settings = join(config.workspace, ".vscode", "settings.json");
+    const current = JSON.parse(await readFile(settings, "utf8"));
+    await writeFile(settings, JSON.stringify({ ...current, "adkAcp.quickInputWhileOpening": false }));
+  });
+  await reloadWithExplorer();
+  await step("after a reload, the setting off: the chat's first open", async () => {
+    times.chat_reloaded_off = await timeOpen(CHAT_EXTENSION, "none");
+  });
 }
 
 // The whole run: the workspace opens untrusted, is trusted, then the chat; the open
@@ -489,12 +645,18 @@ async function mainScenario() {
     await shot("edit-applied");
   });
 
-  await step("Add to Chat from the editor's context menu", async () => {
+  await step("Add to Chat from the editor's and its tab's context menus", async () => {
     const editor = page.locator(".editor-instance .monaco-editor .view-lines", { hasText: "beta" }).first();
     const chip = await addToChatFromMenu(editor);
     report.mentionFromEditorMenu = await chip.innerText();
     await chat.locator("#mentions .chip button").first().click();
     await chip.waitFor({ state: "detached", timeout: 15000 });
+    // ... and from the editor tab's context menu (editor/title/context).
+    const tab = page.locator(".tabs-container .tab", { hasText: /^a\.txt/ }).first();
+    const fromTab = await addToChatFromMenu(tab);
+    report.mentionFromEditorTab = await fromTab.innerText();
+    await chat.locator("#mentions .chip button").first().click();
+    await fromTab.waitFor({ state: "detached", timeout: 15000 });
   });
 
   await step("a command runs in a VS Code terminal", async () => {
@@ -636,10 +798,14 @@ async function mainScenario() {
 async function untrustedSteps() {
   await step("no agent in an untrusted workspace", async () => {
     // Usable: the input on screen, enabled, taking typing (the agent connects behind it).
-    const opened = await timeOpen(CHAT_EXTENSION);
+    // Nothing typed into the opening input: it closes by itself once the chat is ready.
+    const opened = await timeOpen(CHAT_EXTENSION, "leave");
     report.timings.click_at = opened.clicked_at;
     report.timings.open_ms = opened.usable_ms;
+    report.timings.open_which = opened.which;
+    report.timings.open_webview_ms = opened.webview_ms;
     report.timings.open_marks = opened.marks;
+    report.firstPageOpen = opened.firstOpen;
     const notice = chat.locator(".notice.error", { hasText: "not trusted" }).first();
     await notice.waitFor({ timeout: 60000 });
     report.untrustedNotice = await notice.innerText();

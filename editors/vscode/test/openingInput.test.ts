@@ -1,0 +1,306 @@
+// The chat's first-open input (openingInput.ts) on a fake of its VS Code side: the
+// targeted cases, then every ordering of the user's and the chat's events with the
+// invariants that nothing typed is lost or sent twice and text never moves while the
+// input is open.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { GRACE_MS, OpeningInput, type OpeningEvent, type OpeningHost } from "../src/openingInput";
+
+interface Fake {
+  machine: OpeningInput;
+  /** The native input: shown (open), what it holds, and whether our close is on its way. */
+  box: { open: boolean; value: string; closing: boolean; ready: boolean };
+  timers: { ms: number; run: () => void; cancelled: boolean }[];
+  sent: string[];
+  moved: { text: string; focus: boolean }[];
+  focused: number;
+  shown: number;
+  notes: OpeningEvent[];
+  /** Calls that found the box open when they moved text (must stay empty). */
+  movedWhileOpen: string[];
+  enabled: boolean;
+}
+
+function rig(enabled = true): Fake {
+  const f = {
+    box: { open: false, value: "", closing: false, ready: false },
+    timers: [],
+    sent: [],
+    moved: [],
+    focused: 0,
+    shown: 0,
+    notes: [],
+    movedWhileOpen: [],
+    enabled,
+  } as unknown as Fake;
+  const host: OpeningHost = {
+    enabled: () => f.enabled,
+    after: (ms, run) => {
+      const timer = { ms, run, cancelled: false };
+      f.timers.push(timer);
+      return () => void (timer.cancelled = true);
+    },
+    showInput: () => {
+      assert.equal(f.box.open, false, "shown twice");
+      f.box = { open: true, value: "", closing: false, ready: false };
+      f.shown++;
+    },
+    inputReady: () => void (f.box.ready = true),
+    closeInput: () => {
+      if (f.box.open) f.box.closing = true; // VS Code hides it and says so later (hide())
+    },
+    inputValue: () => f.box.value,
+    send: (text) => void f.sent.push(text),
+    moveDraft: (text, focus) => {
+      if (f.box.open && !f.box.closing) f.movedWhileOpen.push(text);
+      f.moved.push({ text, focus });
+    },
+    focusChat: () => void f.focused++,
+    note: (event) => void f.notes.push(event),
+  };
+  f.machine = new OpeningInput(host);
+  return f;
+}
+
+/** The grace timer fires (if it is still set). */
+function graceOver(f: Fake): void {
+  for (const t of f.timers.splice(0)) if (!t.cancelled) t.run();
+}
+
+/** VS Code delivers the hide of a box we closed. */
+function hideDelivered(f: Fake): void {
+  if (f.box.open && f.box.closing) {
+    f.box.open = false;
+    f.machine.hidden();
+  }
+}
+
+/** The user hides the box: Escape, or a click elsewhere (blur): the same event for the extension. */
+function userHides(f: Fake): void {
+  if (f.box.open && !f.box.closing) {
+    f.box.open = false;
+    f.machine.hidden();
+  }
+}
+
+function type(f: Fake, text: string): void {
+  if (f.box.open) f.box.value += text;
+}
+
+test("a slow webview: the input shows after the grace, Enter sends through the chat's path and focuses the chat", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  assert.equal(f.timers[0]!.ms, GRACE_MS);
+  assert.equal(f.shown, 0);
+  graceOver(f);
+  assert.equal(f.shown, 1);
+  assert.equal(f.machine.state, "shown");
+  type(f, "  explain a.txt ");
+  f.machine.accepted();
+  hideDelivered(f);
+  assert.deepEqual(f.sent, ["explain a.txt"]);
+  assert.deepEqual(f.moved, []);
+  assert.equal(f.focused, 1);
+  assert.equal(f.box.open, false);
+  f.machine.ready(); // the chat draws the prompt from its snapshot: nothing more to do here
+  assert.deepEqual(f.sent, ["explain a.txt"]);
+  assert.equal(f.machine.state, "done");
+});
+
+test("a fast webview (ready within the grace): no input at all", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  f.machine.ready();
+  assert.equal(f.timers[0]!.cancelled, true);
+  graceOver(f);
+  assert.equal(f.shown, 0);
+  assert.equal(f.machine.state, "done");
+});
+
+test("off by the setting, or a view the workbench restores (no click): no input", () => {
+  for (const [enabled, restored] of [[false, false], [true, true]] as const) {
+    const f = rig(enabled);
+    f.machine.resolved(restored);
+    graceOver(f);
+    assert.equal(f.shown, 0);
+    assert.deepEqual(f.notes, ["skipped"]);
+  }
+});
+
+test("ready with nothing typed: the input closes by itself and the chat's input takes the focus", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  graceOver(f);
+  type(f, "   ");
+  f.machine.ready();
+  assert.equal(f.box.closing, true);
+  assert.equal(f.focused, 1);
+  hideDelivered(f);
+  assert.deepEqual(f.moved, []);
+  assert.deepEqual(f.notes, ["shown", "closed-empty"]);
+});
+
+test("ready with a draft: the input stays open (the text never moves under the user's fingers)", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  graceOver(f);
+  type(f, "half a que");
+  f.machine.ready();
+  assert.equal(f.box.open && !f.box.closing, true);
+  assert.equal(f.box.ready, true);
+  type(f, "stion");
+  f.machine.accepted();
+  hideDelivered(f);
+  assert.deepEqual(f.sent, ["half a question"]);
+});
+
+test("Escape or a click elsewhere moves the draft (as typed) into the chat's input and focuses it", () => {
+  for (const readyFirst of [false, true]) {
+    const f = rig();
+    f.machine.resolved(false);
+    graceOver(f);
+    type(f, "a draft ");
+    if (readyFirst) f.machine.ready();
+    userHides(f);
+    assert.deepEqual(f.moved, [{ text: "a draft ", focus: true }]);
+    assert.deepEqual(f.sent, []);
+    f.machine.ready();
+    assert.equal(f.moved.length, 1);
+  }
+});
+
+test("Escape with nothing typed: nothing moves, the focus is left where the user put it", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  graceOver(f);
+  userHides(f);
+  f.machine.ready();
+  assert.deepEqual(f.moved, []);
+  assert.equal(f.focused, 0);
+  assert.deepEqual(f.notes, ["shown", "dismissed"]);
+});
+
+test("the view hidden before the chat took over: the draft goes into the chat, unfocused", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  graceOver(f);
+  type(f, "keep me");
+  f.machine.viewHidden();
+  hideDelivered(f);
+  assert.deepEqual(f.moved, [{ text: "keep me", focus: false }]);
+  assert.equal(f.focused, 0);
+  const early = rig();
+  early.machine.resolved(false);
+  early.machine.viewHidden();
+  graceOver(early);
+  assert.equal(early.shown, 0);
+});
+
+test("keys typed after our close but before VS Code hid the input come with its hide event", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  graceOver(f);
+  f.machine.ready(); // empty: closed on our side ...
+  f.box.value = "q"; // ... but a key got there first
+  hideDelivered(f);
+  assert.deepEqual(f.moved, [{ text: "q", focus: true }]);
+  const g = rig();
+  g.machine.resolved(false);
+  graceOver(g);
+  type(g, "sent");
+  g.machine.accepted();
+  g.box.value = "sent and more";
+  hideDelivered(g);
+  assert.deepEqual(g.sent, ["sent"]);
+  assert.deepEqual(g.moved, [{ text: " and more", focus: true }]);
+});
+
+test("Enter after our close but before VS Code hid the input sends what was typed, once", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  graceOver(f);
+  f.machine.ready(); // looked empty here: closed on our side ...
+  f.box.value = "a prompt"; // ... the user's keys and Enter got there first
+  f.machine.accepted();
+  hideDelivered(f);
+  assert.deepEqual(f.sent, ["a prompt"]);
+  assert.deepEqual(f.moved, []);
+});
+
+test("a mention on its way to the chat's composer: the input steps aside, its draft moved", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  graceOver(f);
+  type(f, "look at");
+  f.machine.composerWanted();
+  hideDelivered(f);
+  assert.deepEqual(f.moved, [{ text: "look at", focus: true }]);
+  assert.deepEqual(f.sent, []);
+});
+
+test("a new webview (the view made again): a new first open", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  f.machine.ready();
+  f.machine.resolved(false);
+  graceOver(f);
+  assert.equal(f.shown, 1);
+});
+
+type Step = "grace" | "ready" | "type" | "enter" | "escape" | "blur" | "viewHidden";
+const STEPS: Step[] = ["ready", "type", "enter", "escape", "blur", "viewHidden"];
+
+function* orderings<T>(items: T[]): Generator<T[]> {
+  if (items.length <= 1) {
+    yield items;
+    return;
+  }
+  for (let i = 0; i < items.length; i++) {
+    for (const rest of orderings([...items.slice(0, i), ...items.slice(i + 1)])) yield [items[i]!, ...rest];
+  }
+}
+
+test("every ordering of ready, typing, Enter, Escape, blur and the view hidden, before or after the grace", () => {
+  let runs = 0;
+  for (const order of orderings(STEPS)) {
+    // The grace may end before any of the six events, or after any of them.
+    for (let graceAt = 0; graceAt <= order.length; graceAt++) {
+      const steps: Step[] = [...order.slice(0, graceAt), "grace", ...order.slice(graceAt)];
+      const f = rig();
+      f.machine.resolved(false);
+      let typed = "";
+      let readyBeforeShown = false;
+      for (const step of steps) {
+        if (step === "grace") graceOver(f);
+        if (step === "ready") {
+          readyBeforeShown = f.shown === 0;
+          f.machine.ready();
+        }
+        if (step === "type" && f.box.open && !f.box.closing) {
+          type(f, "word");
+          typed += "word";
+        }
+        if (step === "enter" && f.box.open && !f.box.closing) f.machine.accepted();
+        if (step === "escape" || step === "blur") userHides(f);
+        if (step === "viewHidden") f.machine.viewHidden();
+        hideDelivered(f);
+      }
+      const context = steps.join(" → ");
+      if (readyBeforeShown) assert.equal(f.shown, 0, `ready within the grace, yet shown: ${context}`);
+      assert.ok(f.shown <= 1, context);
+      // Nothing typed is lost or delivered twice: sent, moved, or still in the open input.
+      const open = f.box.open && !f.box.closing ? f.box.value : "";
+      const delivered = [...f.sent, ...f.moved.map((m) => m.text)].join("") + open;
+      assert.equal(delivered, typed, `typed ${JSON.stringify(typed)}, delivered ${JSON.stringify(delivered)}: ${context}`);
+      assert.deepEqual(f.movedWhileOpen, [], context);
+      // Once the chat and the user are both done with it, the input is closed.
+      if (steps.indexOf("viewHidden") >= 0 && f.machine.state === "done") assert.equal(open, "", context);
+      // The chat takes the focus only when the user was in the input: Enter, a moved
+      // draft (focus asked for), or the input closed empty by the chat's readiness.
+      if (f.shown === 0) assert.equal(f.focused + f.moved.length, 0, context);
+      runs++;
+    }
+  }
+  assert.equal(runs, 720 * 7);
+});
