@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests import worker_children
+
 # No test agent uses or starts the warm per-user server (acp_server/warm/), so no test
 # leaves a daemon behind; tests/e2e/test_warm_server.py turns it on with its own folder.
 os.environ["ADK_ACP_NO_WARM"] = "1"
+# What a test process starts ends with it, even if it dies without its teardown.
+worker_children.install()
 
 if TYPE_CHECKING:
     from tests.e2e.acp_client import AcpTestClient
