@@ -4,9 +4,9 @@ With `-n auto --dist loadfile` each file runs whole on one worker, and the worke
 files in the collection's order (`tests/conftest.py` turns off pytest-xdist's own
 reordering, which sorts by the number of tests). A long file taken last would run alone
 at the end; taken first, the short ones fill in beside it. The figures are each file's
-seconds, roughly (`pytest --durations=0`, summed per file, scaled to a quiet 2-core
-machine); a file not listed counts as short and keeps its place. They only order the
-files: a wrong figure costs time, never a result.
+seconds in one run of the whole suite (`--junitxml`, summed per file; 2 cores at load ~6,
+so about twice a quiet machine's); a file not listed counts as short and keeps its
+place. They only order the files: a wrong figure costs time, never a result.
 """
 
 from __future__ import annotations
@@ -14,21 +14,30 @@ from __future__ import annotations
 import pytest
 
 SECONDS = {
-    "tests/vscode/test_extension_browser.py": 225,
-    "tests/e2e/test_bench_smoke.py": 150,
-    "tests/e2e/test_sessions.py": 110,
-    "tests/e2e/test_real_clients_node.py": 90,
-    "tests/e2e/test_real_clients_python.py": 90,
-    "tests/e2e/test_hostile_tools.py": 70,
-    "tests/e2e/test_deploy_proxy.py": 70,
-    "tests/e2e/test_serve_pair.py": 70,
-    "tests/e2e/test_acp_v2.py": 60,
-    "tests/e2e/test_warm_server.py": 60,
-    "tests/vscode/test_extension_unit.py": 60,
-    "tests/e2e/test_serve_bench_smoke.py": 50,
-    "tests/e2e/test_tools_files.py": 50,
-    "tests/e2e/test_sessions_postgres.py": 50,
-    "tests/fuzz/test_fuzz_transport.py": 40,
+    "tests/e2e/test_bench_smoke.py": 331,
+    "tests/vscode/test_extension_browser.py": 288,
+    "tests/e2e/test_sessions.py": 161,
+    "tests/e2e/test_tools_files.py": 124,
+    "tests/e2e/test_hostile_tools.py": 82,
+    "tests/e2e/test_hooks_contract.py": 75,
+    "tests/e2e/test_sessions_postgres.py": 73,
+    "tests/e2e/test_install.py": 63,
+    "tests/vscode/test_extension_unit.py": 57,
+    "tests/e2e/test_mcp_settings.py": 57,
+    "tests/e2e/test_model_answers.py": 54,
+    "tests/e2e/test_hooks_events.py": 51,
+    "tests/e2e/test_serve_pair.py": 51,
+    "tests/e2e/test_session_commands.py": 50,
+    "tests/e2e/test_spine_protocol.py": 46,
+    "tests/e2e/test_serve_sessions.py": 43,
+    "tests/e2e/test_nothing_silent.py": 38,
+    "tests/e2e/test_acp_v2.py": 38,
+    "tests/e2e/test_serve_bench_smoke.py": 37,
+    "tests/e2e/test_real_clients_node.py": 36,
+    "tests/e2e/test_warm_server.py": 35,
+    "tests/e2e/test_headless.py": 35,
+    "tests/e2e/test_hooks.py": 31,
+    "tests/e2e/test_resilience_fallback.py": 31,
 }
 
 
