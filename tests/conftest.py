@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests import schedule, worker_children
+
 # No test agent uses or starts the warm per-user server (acp_server/warm/), so no test
 # leaves a daemon behind; tests/e2e/test_warm_server.py turns it on with its own folder.
 os.environ["ADK_ACP_NO_WARM"] = "1"
+# What a test process starts ends with it, even if it dies without its teardown.
+worker_children.install()
 
 if TYPE_CHECKING:
     from tests.e2e.acp_client import AcpTestClient
@@ -75,7 +79,9 @@ async def make_agent() -> AsyncIterator[MakeAgent]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Install PostgreSQL (once, `tests/pg_cluster.py`) before any test that needs it
-    runs, outside the tests' timeouts; if it cannot be, those tests fail saying why."""
+    runs, outside the tests' timeouts; if it cannot be, those tests fail saying why.
+    The longest files go first (`tests/schedule.py`)."""
+    schedule.longest_files_first(items)
     if any("postgres_cluster" in getattr(item, "fixturenames", ()) for item in items):
         from tests.pg_cluster import PostgresUnavailable, ensure_installed
 
@@ -83,6 +89,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             ensure_installed()
         except PostgresUnavailable:
             pass  # `postgres_cluster` raises it again, for each test that needs it
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> None:
+    """`--dist loadfile` hands the files out in the collection's order (longest first,
+    `tests/schedule.py`) rather than sorted by their number of tests."""
+    config.option.loadscopereorder = False
 
 
 @pytest.fixture(scope="session")

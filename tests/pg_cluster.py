@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import shlex
 import shutil
 import socket
 import subprocess
@@ -23,6 +24,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import worker_children
 from tests.debian_packages import PackageUnavailable, ensure_package
 
 PG_ROOT = Path("/usr/lib/postgresql")
@@ -85,16 +87,24 @@ class Cluster:
             "-o", f"-c listen_addresses=127.0.0.1 -p {cluster.port} -k {folder} -c fsync=off",
             "start",
         )  # fmt: skip
+        # if this test process dies without its teardown, the detached server goes too
+        stop = cluster._command("pg_ctl", "-D", str(cluster.data), "-m", "immediate", "stop")
+        gone = f"{shlex.join(stop)}; rm -rf {shlex.quote(str(folder))}"
+        worker_children.on_death(str(folder), ["sh", "-c", gone])
         return cluster
 
     @property
     def data(self) -> Path:
         return self.folder / "data"
 
-    def _run(self, tool: str, *args: str) -> str:
+    def _command(self, tool: str, *args: str) -> list[str]:
         command = [str(self.bin / tool), *args]
         if self.owner is not None:
             command = ["runuser", "-u", self.owner, "--", *command]
+        return command
+
+    def _run(self, tool: str, *args: str) -> str:
+        command = self._command(tool, *args)
         done = subprocess.run(
             command, stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=self.folder
         )
@@ -128,4 +138,5 @@ class Cluster:
         try:
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         finally:
+            worker_children.cancel_on_death(str(self.folder))
             shutil.rmtree(self.folder, ignore_errors=True)

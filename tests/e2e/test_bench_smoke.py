@@ -32,6 +32,25 @@ def _is_figure(value: object) -> bool:
     return isinstance(value, float) and math.isfinite(value) and value > 0
 
 
+@pytest.fixture(autouse=True)
+def smallest_scenarios(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The smallest scenarios that still run every code path: the background warm-up
+    waited for at least 0.5 s (not 3 s: only a benchmark needs it over), 2 warm prompts,
+    a 20-prompt "long" session (its figure compares the last 10 with the first 10),
+    4-prompt recorded sessions to load, and a 20-message session and 50 sessions (not
+    200 and 1 000) for the session figures."""
+    from bench import first_bench, sessions_bench, user_bench
+
+    monkeypatch.setattr(common, "SETTLE_MIN_S", 0.5)
+    for module in (common, first_bench, user_bench):
+        monkeypatch.setattr(module, "WARM_PROMPTS", 2)
+    monkeypatch.setattr(user_bench, "LONG_SESSION", 20)
+    monkeypatch.setattr(first_bench, "LOADED_PROMPTS", 4)
+    monkeypatch.setattr(sessions_bench, "LOAD_MESSAGES", 20)
+    monkeypatch.setattr(sessions_bench, "LOAD_TOOL_CALLS", 5)
+    monkeypatch.setattr(sessions_bench, "LISTED", 50)
+
+
 @pytest.fixture
 def box():
     with common.sandbox() as sandbox:
@@ -213,10 +232,11 @@ def test_user_group_beside_a_stand_in_peer(box: common.Sandbox, stand_in_peer: P
     _beside_the_peer(metrics)
     assert "files written: 1/1 (peer 1/1)" in metrics[4].note
     table = bench.render_tables(metrics)
-    assert "baseline (Gemini CLI" in table and "100-prompt session" in table
+    long_session = f"{user_bench.LONG_SESSION}-prompt session"
+    assert "baseline (Gemini CLI" in table and long_session in table
 
 
-@pytest.mark.timeout(900)  # ten fresh agents and a 20-prompt recording each side
+@pytest.mark.timeout(900)  # ten fresh agents and a recorded session each side
 def test_first_group_beside_a_stand_in_peer(box: common.Sandbox, stand_in_peer: Path) -> None:
     """Issue 23's rows: fresh processes driven at once, a recorded session loaded at spawn."""
     from bench import first_bench

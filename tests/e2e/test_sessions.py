@@ -22,6 +22,24 @@ from tests.fakes.gemini_server import (
     thought_part,
 )
 
+# Each test starts two or three agents and runs several turns: on a loaded machine (load
+# 15 on 2 cores) that takes minutes, so every wait is generous; a hang still fails.
+pytestmark = pytest.mark.timeout(300)
+PATIENT_S = 120.0
+
+
+@pytest.fixture
+def make_agent(make_agent: MakeAgent) -> MakeAgent:
+    """The shared `make_agent`, its clients waiting up to `PATIENT_S` for each answer."""
+
+    async def patient(
+        argv: list[str], env: dict[str, str | None] | None = None, **options: Any
+    ) -> AcpTestClient:
+        options.setdefault("default_timeout", PATIENT_S)
+        return await make_agent(argv, env, **options)
+
+    return patient
+
 
 def env_of(agent: Agent) -> dict[str, str | None]:
     env: dict[str, str | None] = {key: None for key in CLEARED_ENV}
@@ -428,7 +446,7 @@ async def test_a_cancelled_answer_is_replayed_as_seen_but_not_sent_back_to_the_m
         lambda u: u["sessionUpdate"] == "agent_message_chunk", session_id=agent.session_id
     )
     await agent.client.cancel(agent.session_id)
-    assert await pending.result(10) == {"stopReason": "cancelled"}
+    assert await pending.result(PATIENT_S) == {"stopReason": "cancelled"}
     hang.release()
     other = await another_process(make_agent, agent)
     await other.load_session(agent.session_id, agent.workspace)
@@ -491,9 +509,9 @@ async def test_a_question_cancelled_with_its_turn_is_replayed_as_cancelled(
         cancel_answers_permissions=False,
     )
     pending = agent.client.start_prompt(agent.session_id, "write c")
-    asked = await agent.client.next_permission_request(timeout=60)
+    asked = await agent.client.next_permission_request(timeout=PATIENT_S)
     await agent.client.cancel(agent.session_id)
-    assert await pending.result(30) == {"stopReason": "cancelled"}
+    assert await pending.result(PATIENT_S) == {"stopReason": "cancelled"}
     await kill_9(agent.client)
 
     client = await another_process(make_agent, agent)

@@ -80,7 +80,8 @@ class Agent:
     def text(self) -> str:
         return self.client.text_of(self.session_id)
 
-    async def prompt(self, text: str, timeout: float = 30.0) -> JsonObject:
+    async def prompt(self, text: str, timeout: float | None = None) -> JsonObject:
+        """One turn; `timeout` is the client's `default_timeout` (30 s) unless given."""
         return await self.client.prompt(self.session_id, text, timeout=timeout)
 
 
