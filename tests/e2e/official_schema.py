@@ -186,10 +186,12 @@ class TrafficCheck:
         if sent is not None:  # accepted: what we sent must have been valid
             if problem := self.schema.problem(our_method, "agent", "Request", sent[1]):
                 self.client_problems.append(f"{our_method} (accepted): {problem}")
-        return self._where(
-            our_method,
-            self.schema.problem(our_method, "agent", "Response", message.get("result")),
-        )
+        result = message.get("result")
+        schema = self.schema
+        if our_method == "initialize" and isinstance(result, dict):
+            if result.get("protocolVersion") == 2:  # a client asking for more gets ACP v2
+                schema = official_schema("v2") or schema
+        return self._where(our_method, schema.problem(our_method, "agent", "Response", result))
 
     def client_message(self, message: dict[str, Any]) -> None:
         """A line the test client wrote (recorded, not failed: see the class)."""
