@@ -101,7 +101,7 @@ def cpu_s(pid: int) -> float:
 
 def stop(timeout_s: float = 30.0) -> float | None:
     """Stop this process' zygotes and remove its runtime folder (the session's end);
-    the CPU seconds the zygotes and their agents used (None: no folder was made)."""
+    the CPU seconds the zygotes and their agents used (None: no zygote ran)."""
     global _runtime
     if _runtime is None:
         return None
@@ -120,4 +120,4 @@ def stop(timeout_s: float = 30.0) -> float | None:
     worker_children.cancel_on_death(_watch_key(_runtime))
     shutil.rmtree(_runtime, ignore_errors=True)
     _runtime = None
-    return used
+    return used if pids else None
