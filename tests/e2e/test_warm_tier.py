@@ -18,6 +18,7 @@ import pytest
 from acp_server.warm import place
 from tests.e2e import warm_tier
 from tests.e2e.spine import MakeAgent, dirs, start_session
+from tests.e2e.test_warm_server import _alive
 from tests.e2e.tools_harness import wait_until
 from tests.fakes.gemini_server import FakeGeminiServer, text_response
 
@@ -93,11 +94,3 @@ def test_a_killed_test_process_leaves_no_zygote() -> None:
     while (Path(runtime).exists() or _alive(int(zygote))) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not Path(runtime).exists() and not _alive(int(zygote))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
