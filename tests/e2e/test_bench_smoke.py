@@ -25,7 +25,7 @@ from bench.importtime import import_children, import_self_times, parse_importtim
 from bench.script import STREAM_CHUNKS
 
 # Each runs whole benchmark scenarios (fresh agents, a stand-in peer): minutes on a busy machine.
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600), pytest.mark.cold]  # cold figures
 
 
 def _is_figure(value: object) -> bool:

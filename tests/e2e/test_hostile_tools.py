@@ -150,6 +150,7 @@ async def test_glob_cannot_leave_the_workspace(
     assert agent.client.permission_requests == []
 
 
+@pytest.mark.cold  # the agent process' own memory
 @pytest.mark.timeout(180)  # generous bounds: see inside
 async def test_mentions_of_a_fifo_and_a_huge_file_do_not_hang_the_agent(
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path

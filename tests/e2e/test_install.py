@@ -23,7 +23,7 @@ from acp_server import __version__
 from tests.e2e.spine import MakeAgent, dirs, start_agent
 from tests.fakes.gemini_server import FakeGeminiServer, text_response
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.cold]  # an installed copy, its own environment
 
 ROOT = Path(__file__).parents[2]
 INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'

@@ -11,7 +11,7 @@ import pytest
 
 from bench import common, serve_bench
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300), pytest.mark.cold]  # cold figures
 
 
 def test_a_few_concurrent_remote_sessions_give_figures() -> None:

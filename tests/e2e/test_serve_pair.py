@@ -284,6 +284,7 @@ async def _editor_agent(pair: ServePair, home: Path) -> AcpTestClient:
     return editor
 
 
+@pytest.mark.cold  # the lease names the spawned pid
 async def test_a_stdio_agent_hands_its_idle_session_over_keeps_a_busy_one_and_takes_it_back(
     serve_pair: ServePair, tmp_path: Path
 ) -> None:

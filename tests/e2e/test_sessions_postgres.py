@@ -132,6 +132,7 @@ async def test_kill_9_mid_turn_loses_nothing_recorded_and_the_other_process_take
     ]
 
 
+@pytest.mark.cold  # SIGSTOP to the agent's own process (not forwardable)
 async def test_a_paused_process_whose_lease_was_taken_over_refuses_the_next_prompt(
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, pg_url: str
 ) -> None:

@@ -156,6 +156,7 @@ async def _exit_time(client: AcpTestClient) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.cold  # the agent process' own group
 async def test_stdin_eof_exits_at_once_after_a_turn(
     make_agent: MakeAgent, tmp_path: Path, fake_gemini: FakeGeminiServer
 ) -> None:
@@ -171,6 +172,7 @@ async def test_stdin_eof_exits_at_once_after_a_turn(
     assert await client.close() == 0
 
 
+@pytest.mark.cold  # children of the agent process
 async def test_stdin_eof_during_a_turn_kills_its_command(
     make_agent: MakeAgent, tmp_path: Path, fake_gemini: FakeGeminiServer
 ) -> None:

@@ -15,7 +15,7 @@ from bench.importtime import parse_importtime
 from tests.e2e.spine import MakeAgent, dirs, start_session
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.cold]  # the real process' own imports
 
 
 def _acp_modules(stderr: str) -> list[str]:

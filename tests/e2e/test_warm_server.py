@@ -32,7 +32,10 @@ from tests.e2e.spine import MakeAgent, agent_env, dirs, start_session
 from tests.e2e.tools_harness import wait_until
 from tests.fakes.gemini_server import FakeGeminiServer, text_response
 
-pytestmark = pytest.mark.timeout(300)  # the server's warm-up: seconds alone, more beside others
+pytestmark = [
+    pytest.mark.timeout(300),  # the server's warm-up: seconds alone, more beside others
+    pytest.mark.cold,  # its own server and folder; the spawns it wants warm say so
+]
 
 READY_S = 240.0
 WARM = re.compile(r"warm: served by child (\d+) of the warm server (\d+)")

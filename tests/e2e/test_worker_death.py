@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = Path(__file__).with_name("worker_death_scenario.py")
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240), pytest.mark.cold]  # direct children
 
 
 def _running(pid: int) -> bool:
