@@ -12,6 +12,8 @@ worker that dies of a crash or a SIGKILL runs no teardown).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ctypes
 import functools
 import json
@@ -95,9 +97,20 @@ def _send(message: dict[str, Any]) -> None:
                 )
             finally:
                 _exempt.on = False
+            atexit.register(_end_watcher, _watcher)
         assert _watcher.stdin is not None
         _watcher.stdin.write(json.dumps(message).encode() + b"\n")
         _watcher.stdin.flush()
+
+
+def _end_watcher(watcher: subprocess.Popen[bytes]) -> None:
+    """At a normal exit: the watcher's end of input now (it runs what is left, usually
+    nothing) and its exit waited for briefly, so no process or pipe is left unaccounted."""
+    with contextlib.suppress(OSError):
+        assert watcher.stdin is not None
+        watcher.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        watcher.wait(timeout=10)
 
 
 def on_death(key: str, argv: Sequence[str]) -> None:
