@@ -17,7 +17,7 @@ import pytest
 
 from runtime.host import TERMINAL_STOP_WAIT_S
 from runtime.tools.io.process_group import live_group_members
-from tests.e2e.acp_client import AcpTestClient, PendingRequest
+from tests.e2e.acp_client import PendingRequest
 from tests.e2e.tools_harness import (
     CAPS,
     EDITOR,
@@ -26,6 +26,7 @@ from tests.e2e.tools_harness import (
     function_responses,
     response_text,
     start_agent,
+    stop_order,
     uses_editor,
     wait_group_gone,
     wait_until,
@@ -83,23 +84,6 @@ async def test_a_command_runs_in_the_editor_terminal_or_locally(
         # output arrives while the command still runs, then complete at the end
         assert "one\n" in streamed
         assert content_texts(updates[-1]) == ["one\ntwo\n"]
-
-
-def stop_order(client: AcpTestClient) -> list[str]:
-    """In wire order: the client's answers to `terminal/kill` and `terminal/release`, and
-    the agent's `cancelled` answers to prompts."""
-    asked = {
-        m["id"]: m["method"].removeprefix("terminal/")
-        for who, m in client.transcript
-        if who == "agent" and m.get("method") in ("terminal/kill", "terminal/release")
-    }
-    order: list[str] = []
-    for who, m in client.transcript:
-        if who == "client" and "method" not in m and m.get("id") in asked and "result" in m:
-            order.append(asked[m["id"]])
-        elif who == "agent" and (m.get("result") or {}).get("stopReason") == "cancelled":
-            order.append("cancelled")
-    return order
 
 
 async def _long_command_running(agent: Agent, fake_gemini: FakeGeminiServer) -> PendingRequest:
