@@ -7,7 +7,9 @@ of this process's sessions another process waits for (a `serve` client or anothe
 editor resumed one there). An idle one is handed over (`AgentSession.handover`: its
 queued record lines written, its lease let go, the session still open in the editor,
 taken back at its next use); a busy one (a turn running, a permission question waiting
-for the editor) is kept, and the other process is told why and where, at once.
+for the editor, a slash command running: `/compress` calls the model) is kept, and the
+other process is told why and where, at once. The session's own check under its lock
+(`Handover.let_go`) keeps one whose command or turn started after this one looked.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def busy(session: AcpSession) -> str | None:
         return f"a permission request waits there for an answer, {WHERE}"
     if session.running:
         return f"a turn runs there, {WHERE}"
+    if session.agent.handover.busy:
+        return f"a command runs there, {WHERE}"
     return None
 
 
@@ -69,5 +73,6 @@ class StdioHandoff:
             why = busy(session)
             if why is None and await session.agent.handover.let_go():
                 continue
-            await store.refuse(session_id, why or f"a turn runs there, {WHERE}", ADVICE)
+            why = why or busy(session) or f"a turn runs there, {WHERE}"
+            await store.refuse(session_id, why, ADVICE)
         return True

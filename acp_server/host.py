@@ -9,7 +9,6 @@ error whose message says the file does not exist raises FileNotFoundError.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from acp_server.fallback import ask_fallback
 from acp_server.updates import permission_params
 from runtime.errors import HostRequestError
 from runtime.host import (
+    TERMINAL_STOP_WAIT_S,
     FallbackChoice,
     FallbackIntent,
     Host,
@@ -31,6 +31,8 @@ from runtime.host import (
     TerminalHandle,
     TerminalOutput,
     TerminalRequest,
+    stop_terminal,
+    wait_through_cancel,
 )
 
 if TYPE_CHECKING:
@@ -172,12 +174,12 @@ class AcpHost(Host):
             result = await asyncio.shield(created)
         except asyncio.CancelledError:
             # Its own task, so a second cancel of this call cannot stop the cleanup;
-            # waited for briefly, so it usually ends before the turn answers `cancelled`.
+            # waited for (through such a cancel, boundedly), so the turn answers
+            # `cancelled` after the terminal was released.
             cleanup = asyncio.get_running_loop().create_task(self._discard_abandoned(created))
             self._cleanups.add(cleanup)
             cleanup.add_done_callback(self._cleanups.discard)
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(asyncio.shield(cleanup), ABANDONED_TERMINAL_WAIT_S)
+            await wait_through_cancel(cleanup, ABANDONED_TERMINAL_WAIT_S + TERMINAL_STOP_WAIT_S)
             raise
         return AcpTerminal(self, str((result or {})["terminalId"]))
 
@@ -192,12 +194,7 @@ class AcpHost(Host):
         except (JsonRpcException, OSError) as exc:
             logger.info("terminal/create failed after a cancel: %s", exc)
             return
-        terminal = AcpTerminal(self, str((result or {})["terminalId"]))
-        for step in (terminal.kill, terminal.release):
-            try:
-                await step()
-            except JsonRpcException as exc:
-                logger.info("could not stop abandoned terminal %s: %s", terminal.terminal_id, exc)
+        await stop_terminal(AcpTerminal(self, str((result or {})["terminalId"])), kill=True)
 
     async def choose_fallback(self, choice: FallbackChoice) -> FallbackIntent:
         return await ask_fallback(self, choice)

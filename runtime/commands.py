@@ -97,16 +97,18 @@ def help_text(prefix: str = "") -> str:
 
 
 async def run_command(session: AgentSession, name: str, args: str) -> CommandOutcome:
-    await session.handover.drive()  # a session another process had: taken back first
-    if ":" in name:
-        return await _mcp_prompt(session, name, args)
-    handler = _HANDLERS.get(name)
-    if handler is None:
-        return CommandOutcome(help_text(f"Unknown command `/{name}`."))
-    try:
-        return await handler(session, args)
-    except RuntimeAgentError as exc:
-        return CommandOutcome(f"`/{name}` failed: {exc}")
+    """Run `/name args`; the session is in use meanwhile (`Handover.in_use`: taken back
+    first if another process had it, and not handed over while the command runs)."""
+    async with session.handover.in_use():
+        if ":" in name:
+            return await _mcp_prompt(session, name, args)
+        handler = _HANDLERS.get(name)
+        if handler is None:
+            return CommandOutcome(help_text(f"Unknown command `/{name}`."))
+        try:
+            return await handler(session, args)
+        except RuntimeAgentError as exc:
+            return CommandOutcome(f"`/{name}` failed: {exc}")
 
 
 # ---------------------------------------------------------------- the commands

@@ -4,17 +4,30 @@ The runtime defines it; `acp_server/host.py` implements it with client requests
 (`session/request_permission`, `fs/*`, `terminal/*`). One Host is bound to one
 session. `HeadlessHost` is the default when no editor is attached: it refuses
 approvals (non-interactive means deny) and uses the local disk.
+
+An editor terminal the engine used is let go through `stop_terminal` (killed if need be,
+then released): in a task of its own, waited for even when the turn is cancelled again
+meanwhile, at most `TERMINAL_STOP_WAIT_S`. So a cancelled turn answers `cancelled` only
+after the editor released its terminals (ACP: the agent ends what it runs before it
+answers), and an editor that never answers cannot hold the cancel.
 """
 
 from __future__ import annotations
 
 import abc
+import asyncio
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from runtime.errors import CapabilityNotOffered
 from runtime.protocol import DisplayContent, ToolKind, ToolLocation
+
+logger = logging.getLogger(__name__)
+
+TERMINAL_STOP_WAIT_S = 3.0
+"""How long a terminal's kill and release are waited for; then the turn goes on (logged)."""
 
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 
@@ -108,6 +121,54 @@ class TerminalHandle(abc.ABC):
 
     @abc.abstractmethod
     async def release(self) -> None: ...
+
+
+async def wait_through_cancel(task: asyncio.Future[Any], within_s: float) -> bool:
+    """Wait for `task` at most `within_s`, even through cancels of the caller (the task is
+    not cancelled by them); True when the caller was cancelled meanwhile, for it to raise
+    `CancelledError` once the wait is over."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    cancelled = False
+    while not task.done() and (remaining := deadline - loop.time()) > 0:
+        try:
+            await asyncio.wait({task}, timeout=remaining)
+        except asyncio.CancelledError:
+            cancelled = True
+    return cancelled
+
+
+async def stop_terminal(
+    handle: TerminalHandle, *, kill: bool, within_s: float = TERMINAL_STOP_WAIT_S
+) -> bool:
+    """Kill (when `kill`) and then release `handle`, waited for through cancels, at most
+    `within_s` (see the module docstring); a step that fails is logged and the release
+    still follows. True when the editor answered every step. Raises `CancelledError`
+    after the wait when the caller was cancelled during it."""
+    steps = asyncio.ensure_future(_kill_and_release(handle, kill))
+    cancelled = await wait_through_cancel(steps, within_s)
+    done = steps.done()
+    if not done:
+        logger.warning(
+            "the editor did not release terminal %s within %.1f s; going on without it",
+            handle.terminal_id,
+            within_s,
+        )
+        steps.cancel()  # its request abandoned: a late answer is dropped
+    if cancelled:
+        raise asyncio.CancelledError
+    return done and steps.result()
+
+
+async def _kill_and_release(handle: TerminalHandle, kill: bool) -> bool:
+    answered = True
+    for what, step in (("kill", handle.kill), ("release", handle.release))[0 if kill else 1 :]:
+        try:
+            await step()
+        except Exception as exc:  # noqa: BLE001 - logged; the release follows a failed kill
+            logger.warning("could not %s terminal %s: %s", what, handle.terminal_id, exc)
+            answered = False
+    return answered
 
 
 @dataclass(frozen=True)

@@ -89,8 +89,12 @@ class AgentSession:
 
     async def send(self, payload: AgentSend) -> SendResult:
         """A message starts a stream; an update changes the session (model, mode,
-        title) and is confirmed by a `session_update` event."""
-        await self.handover.drive()  # the lease taken back if another process had it
+        title) and is confirmed by a `session_update` event. The session is in use
+        until the stream runs (`Handover.in_use`: not handed over meanwhile)."""
+        async with self.handover.in_use():  # the lease taken back if another process had it
+            return await self._send(payload)
+
+    async def _send(self, payload: AgentSend) -> SendResult:
         if isinstance(payload, MessageSend) and self.recorder is not None:
             if not await self.recorder.recording.still_driving():
                 raise StreamActiveError(

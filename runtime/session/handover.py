@@ -4,9 +4,13 @@ session lifecycle, over the store's `LeaseHandoff`: PostgreSQL).
 A process driving a session on a shared store holds the session's lease. When another
 process asks for it, the face decides (an editor's agent over stdio:
 `acp_server/handoff.py`; `serve`: `acp_server/remote/upkeep.py`): an idle session is
-let go, a busy one kept. Letting go here (`let_go`) keeps the engine and the editor's
-session: the lines queued for the record are written, the lease is released, and the
-session is *handed over*: nothing more is recorded from it. Before the session is used
+let go, a busy one kept. Busy (`busy`) is a stream running, or work on the session
+marked with `in_use`: a slash command (`/compress` calls the model, then records its
+summary), a prompt until its stream starts (an automatic compaction runs there);
+`let_go` checks it again under its lock, so work that started after the face looked
+is kept too. Letting go here (`let_go`) keeps the engine and the editor's session:
+the lines queued for the record are written, the lease is released, and the session
+is *handed over*: nothing more is recorded from it. Before the session is used
 again (a prompt, a command, a title or model change, a load), `drive` takes the lease
 back (waiting for the other process to let go, or raising its `SessionLeasedError`),
 reads the record again (what the other process added meanwhile) and starts the
@@ -17,7 +21,9 @@ are kept, and recorded when the other process changed them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.errors import RuntimeAgentError
@@ -70,16 +76,33 @@ class Handover:
         self._lock = asyncio.Lock()
         self.handed_over = False
         """The lease was let go: the record belongs to another process until `drive`."""
+        self._users = 0
+
+    @property
+    def busy(self) -> bool:
+        """A stream runs, or work marked with `in_use` does: not to be let go."""
+        return self._users > 0 or self._session.protocol.active
+
+    @contextlib.asynccontextmanager
+    async def in_use(self) -> AsyncIterator[None]:
+        """Work on the session (a slash command, a prompt until its stream runs): the
+        lease taken back first (`drive`), and the session not let go until it ends."""
+        await self.drive()
+        self._users += 1  # no await since `drive` ended: no let-go came in between
+        try:
+            yield
+        finally:
+            self._users -= 1
 
     async def let_go(self) -> bool:
         """Write what is queued and release the lease, keeping the engine; False (and
-        nothing done) when the session is not in a shared store or a turn runs."""
+        nothing done) when the session is not in a shared store or is `busy`."""
         session = self._session
         recorder = session.recorder
         if self.handed_over or recorder is None or session.spec.records is None:
             return False
         async with self._lock:
-            if self.handed_over or session.protocol.active:
+            if self.handed_over or self.busy:
                 return False
             self.handed_over = True
             await recorder.recording.aclose()

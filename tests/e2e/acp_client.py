@@ -494,6 +494,9 @@ class LocalTerminals:
 
     def __init__(self, *, shell: bool) -> None:
         self.shell = shell
+        self.release_gate: asyncio.Event | None = None
+        """When set to an Event, `terminal/release` is answered only once it is set (an
+        editor slow to release, or one that never answers)."""
         self.calls: list[tuple[str, JsonObject]] = []
         self.created: list[LocalTerminal] = []
         self._live: dict[str, LocalTerminal] = {}
@@ -563,6 +566,8 @@ class LocalTerminals:
 
     async def release(self, params: JsonObject) -> JsonObject:
         term = self._get("release", params)
+        if self.release_gate is not None:
+            await self.release_gate.wait()
         term.kill()
         await term.finish()
         term.released = True

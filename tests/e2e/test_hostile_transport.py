@@ -15,7 +15,7 @@ import pytest
 
 from tests.e2e.acp_client import AGENT_COMMAND, AcpError, AcpTestClient, LocalTerminals
 from tests.e2e.spine import MakeAgent, agent_env, dirs, start_session
-from tests.e2e.tools_harness import EDITOR, wait_until
+from tests.e2e.tools_harness import EDITOR, stop_order, wait_until
 from tests.e2e.tools_harness import start_agent as start_tools_agent
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 
@@ -176,3 +176,4 @@ async def test_a_cancel_while_the_editor_creates_a_terminal_stops_that_terminal(
     # the agent learned the terminal's id after the cancel, and still stopped it
     await wait_until(lambda: terminal.process.returncode is not None, 10, "the terminal killed")
     assert [name for name, _ in client.terminals.calls][-2:] == ["kill", "release"]
+    assert stop_order(client) == ["kill", "release", "cancelled"]  # freed before the answer

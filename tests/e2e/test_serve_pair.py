@@ -336,6 +336,22 @@ async def test_a_stdio_agent_hands_its_idle_session_over_keeps_a_busy_one_and_ta
         assert f"pid {editor.process.pid} " in message and "connect to" not in message
     asked.select_kind("allow_once")
     assert await pending.result() == {"stopReason": "end_turn"}
+
+    # busy with a slash command (`/compress` waits for the model's summary): kept too
+    hang = HangPoint()
+    pair.fake.add(
+        text_response("<state_snapshot>the gist</state_snapshot>").hang_after(0, hang),
+        text_response(""),  # an empty verification keeps the summary
+    )
+    compressing = editor.start_prompt(session_id, "/compress")
+    await hang.wait_reached_async()
+    async with remote("ws", pair.a) as there:
+        with pytest.raises(RemoteError) as busy:
+            await there.request("session/resume", resume)
+        assert busy.value.code == BUSY
+        assert "a command runs there, in an editor" in str(busy.value.message)
+    hang.release()
+    assert await compressing.result() == {"stopReason": "end_turn"}
     await editor.close()  # its lines written, its lease let go
 
     lines = await pair.record(session_id)
@@ -345,3 +361,6 @@ async def test_a_stdio_agent_hands_its_idle_session_over_keeps_a_busy_one_and_ta
     ]
     assert prompts == ["one", "two", "three", "write it"]  # nothing lost on either side
     assert not any("too early" in line for line in lines)
+    assert [m["summary"] for m in typed if m.get("type") == "compression"] == [
+        "<state_snapshot>the gist</state_snapshot>"
+    ]  # recorded by the editor's agent, which kept its lease

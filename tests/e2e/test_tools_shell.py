@@ -9,18 +9,24 @@ leaves no process behind.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
 import pytest
 
+from runtime.host import TERMINAL_STOP_WAIT_S
 from runtime.tools.io.process_group import live_group_members
+from tests.e2e.acp_client import PendingRequest
 from tests.e2e.tools_harness import (
     CAPS,
+    EDITOR,
+    Agent,
     MakeAgent,
     function_responses,
     response_text,
     start_agent,
+    stop_order,
     uses_editor,
     wait_group_gone,
     wait_until,
@@ -80,6 +86,62 @@ async def test_a_command_runs_in_the_editor_terminal_or_locally(
         assert content_texts(updates[-1]) == ["one\ntwo\n"]
 
 
+async def _long_command_running(agent: Agent, fake_gemini: FakeGeminiServer) -> PendingRequest:
+    """A prompt whose shell command runs (in the editor's terminal) until it is killed."""
+    before = len(agent.client.terminals.created)
+    fake_gemini.add(
+        function_call_response("run_shell_command", {"command": "echo started-marker; sleep 30"})
+    )
+    pending = agent.client.start_prompt(agent.session_id, "run something long")
+    await wait_until(
+        lambda: (
+            len(agent.client.terminals.created) > before
+            and "started-marker" in agent.client.terminals.created[-1].text()
+        ),
+        20,
+        "the command's marker in the editor terminal",
+    )
+    return pending
+
+
+async def test_a_cancel_waits_for_a_slow_release_and_at_most_the_bound_for_none(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    terminals = agent.client.terminals
+    gate = terminals.release_gate = asyncio.Event()
+
+    # an editor slow to release (past the turn's abort grace): the answer waits for it
+    pending = await _long_command_running(agent, fake_gemini)
+    await agent.client.cancel(agent.session_id)
+    await wait_until(lambda: "release" in [m for m, _ in terminals.calls], 10, "release asked")
+    await asyncio.sleep(1.0)  # held past the turn's abort grace (0.25 s): a second cancel
+    assert not pending.done()
+    gate.set()
+    assert await pending.result(10) == {"stopReason": "cancelled"}
+    assert stop_order(agent.client) == ["kill", "release", "cancelled"]
+    await wait_group_gone(terminals.created[0].process.pid)
+
+    # an editor that never answers the release: the cancel answers after the bound
+    gate = terminals.release_gate = asyncio.Event()
+    pending = await _long_command_running(agent, fake_gemini)
+    started = time.monotonic()
+    await agent.client.cancel(agent.session_id)
+    assert await pending.result(TERMINAL_STOP_WAIT_S + 20) == {"stopReason": "cancelled"}
+    assert TERMINAL_STOP_WAIT_S <= time.monotonic() - started < TERMINAL_STOP_WAIT_S + 10
+    assert stop_order(agent.client)[3:] == ["kill", "cancelled"]  # the release unanswered
+    await wait_group_gone(terminals.created[1].process.pid)  # killed all the same
+    assert "did not release terminal term-2" in agent.client.stderr_text
+
+    # the session goes on; the late answer to the release is dropped quietly
+    fake_gemini.add(text_response("ready"))
+    assert await agent.prompt("next") == {"stopReason": "end_turn"}
+    gate.set()
+    await wait_until(lambda: terminals.created[1].released, 10, "the late release")
+    fake_gemini.add(text_response("still ready"))
+    assert await agent.prompt("and next") == {"stopReason": "end_turn"}
+
+
 @pytest.mark.parametrize("caps", CAPS)
 async def test_cancel_stops_a_long_command_and_leaves_no_process(
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, caps: dict
@@ -119,13 +181,9 @@ async def test_cancel_stops_a_long_command_and_leaves_no_process(
     assert time.monotonic() - started < 5
 
     if uses_editor(caps):
-        # The command is killed before the turn answers `cancelled`; the terminal's
-        # release may follow that answer on a loaded machine (it is the last call).
-        def calls() -> list[str]:
-            return [method for method, _ in agent.client.terminals.calls]
-
-        await wait_until(lambda: "release" in calls(), 10, "the terminal released")
-        assert calls().index("kill") < calls().index("release") and calls()[-1] == "release"
+        # ACP: the command killed and its terminal released before the `cancelled` answer
+        assert stop_order(agent.client) == ["kill", "release", "cancelled"]
+        assert [method for method, _ in agent.client.terminals.calls][-2:] == ["kill", "release"]
     await wait_group_gone(pgid)
     (call,) = agent.tool_calls()
     assert agent.final(call["toolCallId"])["status"] == "failed"

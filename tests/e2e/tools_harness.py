@@ -144,6 +144,23 @@ def diff_of(update: JsonObject) -> JsonObject:
     return diffs[0]
 
 
+def stop_order(client: AcpTestClient) -> list[str]:
+    """In wire order: the client's answers to `terminal/kill` and `terminal/release`, and
+    the agent's `cancelled` answers to prompts."""
+    asked = {
+        m["id"]: m["method"].removeprefix("terminal/")
+        for who, m in client.transcript
+        if who == "agent" and m.get("method") in ("terminal/kill", "terminal/release")
+    }
+    order: list[str] = []
+    for who, m in client.transcript:
+        if who == "client" and "method" not in m and m.get("id") in asked and "result" in m:
+            order.append(asked[m["id"]])
+        elif who == "agent" and (m.get("result") or {}).get("stopReason") == "cancelled":
+            order.append("cancelled")
+    return order
+
+
 async def wait_group_gone(pgid: int, timeout: float = 10.0) -> None:
     """Wait until no live process is left in the group `pgid`.
 

@@ -8,14 +8,18 @@ local subprocess in its own process group, its output (stdout and stderr merged)
 streamed through the callback at most every `update_interval_s`.
 
 Cancellation (`asyncio.CancelledError` in `run`) stops the command before the
-error is re-raised: the editor terminal is killed and released; a local process
-group gets SIGTERM, then SIGKILL for whatever is still alive after a short grace.
-A timeout does the same but returns a result with `timed_out=True`.
+error is re-raised: the editor terminal is killed and released, both answered
+before the cancel goes on (`runtime.host.stop_terminal`: through a second cancel
+of the turn, at most `release_wait_s`), so the turn answers `cancelled` after the
+editor freed its terminal; a local process group gets SIGTERM, then SIGKILL for
+whatever is still alive after a short grace. A timeout does the same but returns
+a result with `timed_out=True`.
 
 Contract for the Host implementer: `TerminalHandle.wait_for_exit` must tolerate
 being cancelled (a timeout or a cancel); `kill` and `release` may be called on a
-terminal whose command has already ended; errors other than cancellation
-propagate to the tool, which reports them to the model.
+terminal whose command has already ended; their failures are logged (the
+command's result stands); other errors than cancellation propagate to the tool,
+which reports them to the model.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.host import Host, TerminalExit, TerminalRequest
+from runtime.host import TERMINAL_STOP_WAIT_S, Host, TerminalExit, TerminalRequest, stop_terminal
 from runtime.processes import register_group, unregister_group
 from runtime.protocol import DisplayContent, DisplayTerminal
 from runtime.services.secrets import child_environment
@@ -155,6 +159,7 @@ class CommandRunner:
         kill_grace_s: float = 1.0,
         drain_s: float = 0.2,
         env_allowlist: Sequence[str] = (),
+        release_wait_s: float = TERMINAL_STOP_WAIT_S,
     ) -> None:
         self._env_allowlist = tuple(env_allowlist)
         self._host = host
@@ -162,6 +167,7 @@ class CommandRunner:
         self._update_interval_s = update_interval_s
         self._kill_grace_s = kill_grace_s
         self._drain_s = drain_s
+        self._release_wait_s = release_wait_s
         self._local_shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
 
     @property
@@ -207,7 +213,6 @@ class CommandRunner:
             output_byte_limit=output_limit,
         )
         handle = await host.create_terminal(request)
-        released = False
         try:
             if on_output is not None:
                 await on_output((DisplayTerminal(terminal_id=handle.terminal_id),))
@@ -221,12 +226,10 @@ class CommandRunner:
                 await handle.kill()
             output = await handle.output()
             exit_status = exit_status or output.exit
-            released = True
-            await handle.release()
-        finally:
-            if not released:  # cancelled or failed: stop the command, free the terminal
-                await _quietly(handle.kill(), "kill terminal")
-                await _quietly(handle.release(), "release terminal")
+        except BaseException:  # cancelled or failed: stop the command, free the terminal
+            await stop_terminal(handle, kill=True, within_s=self._release_wait_s)
+            raise
+        await stop_terminal(handle, kill=False, within_s=self._release_wait_s)
         return CommandResult(
             output=output.output,
             exit_code=exit_status.exit_code if exit_status else None,
@@ -367,14 +370,6 @@ async def _wait_quietly(event: asyncio.Event, timeout_s: float) -> bool:
     except TimeoutError:
         return False
     return True
-
-
-async def _quietly(awaitable: Awaitable[None], what: str) -> None:
-    """Cleanup that must not hide the error being handled; failures are logged."""
-    try:
-        await awaitable
-    except Exception as exc:  # noqa: BLE001 - cleanup during another error; logged
-        logger.warning("could not %s: %s", what, exc)
 
 
 __all__ = [

@@ -1,6 +1,7 @@
 """StdioHandoff (acp_server/handoff.py) on fakes: each session another process asks for
-is handed over when idle, kept with the reason and the place when a turn runs or a
-permission question waits; a store nobody else shares stops the watch."""
+is handed over when idle, kept with the reason and the place when a turn or a slash
+command runs or a permission question waits (also when the turn or command started
+between the look and the let-go); a store nobody else shares stops the watch."""
 
 from __future__ import annotations
 
@@ -14,11 +15,16 @@ from acp_server.handoff import ADVICE, StdioHandoff, busy
 class FakeHandover:
     turn_started: bool = False
     """A turn started between the check and the let-go: `let_go` declines."""
+    command_started: bool = False
+    """A command started between the check and the let-go: `let_go` declines, busy."""
+    busy: bool = False
+    """A slash command runs (`Handover.busy` with no turn)."""
     let_go_calls: int = 0
 
     async def let_go(self) -> bool:
         self.let_go_calls += 1
-        return not self.turn_started
+        self.busy = self.busy or self.command_started
+        return not (self.turn_started or self.busy)
 
 
 @dataclass
@@ -68,12 +74,14 @@ def _handoff(state: FakeState) -> StdioHandoff:
 
 
 async def test_idle_sessions_are_handed_over_and_busy_ones_refused_with_why_and_where() -> None:
-    store = SharedStore(["idle", "turn", "asking", "raced", "not-here"])
+    store = SharedStore(["idle", "turn", "asking", "raced", "command", "late", "not-here"])
     sessions = {
         "idle": FakeSession(),
         "turn": FakeSession(running=True),
         "asking": FakeSession(running=True, asking=True),
         "raced": FakeSession(agent=FakeAgent(FakeHandover(turn_started=True))),
+        "command": FakeSession(agent=FakeAgent(FakeHandover(busy=True))),
+        "late": FakeSession(agent=FakeAgent(FakeHandover(command_started=True))),
         "other": FakeSession(),
     }
     state = FakeState(FakeService(store), dict(sessions))
@@ -81,11 +89,14 @@ async def test_idle_sessions_are_handed_over_and_busy_ones_refused_with_why_and_
     assert sessions["idle"].agent.handover.let_go_calls == 1
     assert sessions["other"].agent.handover.let_go_calls == 0  # nobody asked for it
     assert sessions["turn"].agent.handover.let_go_calls == 0
+    assert sessions["command"].agent.handover.let_go_calls == 0
     where = "in an editor (adk-acp over stdio)"
     assert store.refused == {
         "turn": (f"a turn runs there, {where}", ADVICE),
         "asking": (f"a permission request waits there for an answer, {where}", ADVICE),
         "raced": (f"a turn runs there, {where}", ADVICE),
+        "command": (f"a command runs there, {where}", ADVICE),
+        "late": (f"a command runs there, {where}", ADVICE),
     }
 
 

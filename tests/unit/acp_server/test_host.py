@@ -171,6 +171,10 @@ async def test_a_terminal_created_after_a_cancel_is_killed_and_released() -> Non
         await asyncio.sleep(0)
     task.cancel()
     await asyncio.sleep(0)
+    task.cancel()  # again (the turn's abort grace ran out): the cleanup is still waited for
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not task.done()
     created.set_result({"terminalId": "late"})
     with pytest.raises(asyncio.CancelledError):
         await task

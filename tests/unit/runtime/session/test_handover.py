@@ -140,3 +140,28 @@ async def test_a_holder_that_keeps_it_or_a_deleted_record_is_a_clear_error(
             await session.handover.drive()
     finally:
         await session.close()
+
+
+async def test_work_in_use_is_not_let_go_even_when_it_starts_after_the_face_looked(
+    pair: tuple[PgRecordStore, PgRecordStore], tmp_path: Path
+) -> None:
+    ours, _theirs = pair
+    session = await _session(ours, tmp_path, FakeContentGenerator([]))
+    handover = session.handover
+    try:
+        async with handover.in_use():  # a slash command runs (`/compress` calls the model)
+            assert handover.busy
+            assert await handover.let_go() is False
+        assert not handover.busy
+
+        # the face found it idle, but its let-go waits for the lock while a command starts
+        await handover._lock.acquire()
+        letting_go = asyncio.ensure_future(handover.let_go())
+        await asyncio.sleep(0)
+        async with handover.in_use():
+            handover._lock.release()
+            assert await asyncio.wait_for(letting_go, 10) is False
+        assert handover.handed_over is False
+        assert await handover.let_go() is True  # idle again: handed over
+    finally:
+        await session.close()

@@ -35,6 +35,8 @@ class TerminalScript:
     signal: str | None = None
     delay_s: float | None = 0.0
     truncated: bool = False
+    release_gate: asyncio.Event | None = None
+    """When given, `release` answers only once it is set (an editor slow to release)."""
 
 
 class FakeTerminal(TerminalHandle):
@@ -67,6 +69,9 @@ class FakeTerminal(TerminalHandle):
 
     async def release(self) -> None:
         self._calls.append(("release", self.terminal_id))
+        if self._script.release_gate is not None:
+            await self._script.release_gate.wait()
+        self._calls.append(("released", self.terminal_id))
 
 
 class RecordingHost(Host):

@@ -7,6 +7,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -191,7 +192,13 @@ async def test_terminal_path_runs_in_the_editor(tmp_path: Path) -> None:
     )
     assert request.env["PAGER"] == "cat"
     assert log.updates[0] == (DisplayTerminal(terminal_id="term-1"),)
-    assert [c[0] for c in host.calls] == ["create_terminal", "wait_for_exit", "output", "release"]
+    assert [c[0] for c in host.calls] == [
+        "create_terminal",
+        "wait_for_exit",
+        "output",
+        "release",
+        "released",
+    ]
     assert (result.output, result.exit_code, result.terminal_id, result.pid) == (
         "hi\n",
         2,
@@ -212,6 +219,7 @@ async def test_terminal_timeout_kills_then_releases(tmp_path: Path) -> None:
         "kill",
         "output",
         "release",
+        "released",
     ]
 
 
@@ -224,4 +232,51 @@ async def test_terminal_cancel_kills_releases_and_reraises(tmp_path: Path) -> No
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert [c[0] for c in host.calls] == ["create_terminal", "wait_for_exit", "kill", "release"]
+    assert [c[0] for c in host.calls] == [
+        "create_terminal",
+        "wait_for_exit",
+        "kill",
+        "release",
+        "released",
+    ]
+
+
+async def _cancelled_in_terminal(host: RecordingHost, runner: CommandRunner) -> asyncio.Task[Any]:
+    """A command running in the editor terminal, then its task cancelled twice: once, and
+    again once the terminal's release was asked (the turn's abort grace ran out)."""
+    task = asyncio.create_task(runner.run("sleep 99", Path("."), 60, 1000))
+    while ("wait_for_exit", "term-1") not in host.calls:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    while ("release", "term-1") not in host.calls:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    return task
+
+
+async def test_a_second_cancel_still_waits_for_the_release() -> None:
+    gate = asyncio.Event()
+    host = RecordingHost(
+        terminal=True, terminal_script=TerminalScript(delay_s=None, release_gate=gate)
+    )
+    task = await _cancelled_in_terminal(host, CommandRunner(host, release_wait_s=30))
+    done, _ = await asyncio.wait({task}, timeout=0.2)
+    assert not done  # the editor has not answered the release yet
+    gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+    assert [c[0] for c in host.calls][-3:] == ["kill", "release", "released"]
+
+
+async def test_an_editor_that_never_releases_holds_the_cancel_at_most_the_bound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    never = asyncio.Event()
+    host = RecordingHost(
+        terminal=True, terminal_script=TerminalScript(delay_s=None, release_gate=never)
+    )
+    task = await _cancelled_in_terminal(host, CommandRunner(host, release_wait_s=0.3))
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+    assert "released" not in [c[0] for c in host.calls]
+    assert "did not release terminal term-1 within 0.3 s" in caplog.text
