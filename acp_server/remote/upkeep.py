@@ -74,6 +74,8 @@ class HubUpkeep:
             return "a permission request waits there for an answer"
         if session.running:
             return "a turn runs there"
+        if session.agent.handover.busy:  # a slash command (e.g. /compress) with no client left
+            return "a command runs there"
         return None
 
     async def tick(self) -> None:

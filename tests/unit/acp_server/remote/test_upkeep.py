@@ -15,9 +15,20 @@ from acp_server.transport import JsonRpcConnection
 
 
 @dataclass
+class Handover:
+    busy: bool = False
+
+
+@dataclass
+class Agent:
+    handover: Handover = field(default_factory=Handover)
+
+
+@dataclass
 class Session:
     running: bool = False
     closed: bool = False
+    agent: Agent = field(default_factory=Agent)
 
     async def close(self) -> None:
         self.closed = True
@@ -52,6 +63,7 @@ class Hub:
 
     def add(self, session_id: str, **state: bool) -> SessionChannel:
         self.sessions[session_id] = Session(running=state.get("running", False))
+        self.sessions[session_id].agent.handover.busy = state.get("commanding", False)
         channel = self.channels[session_id] = SessionChannel(session_id, 60)
         if state.get("attached"):
             channel.attach(cast(JsonRpcConnection, object()))
@@ -72,6 +84,7 @@ async def test_only_sessions_nobody_uses_are_let_go_after_the_idle_timeout() -> 
     hub = Hub(store=object())  # the files: nothing shared
     kinds = {"quiet": {}, "attached": {"attached": True}, "running": {"running": True}}
     kinds["asking"] = {"asking": True}
+    kinds["commanding"] = {"commanding": True}  # a slash command whose client left
     for name, state in kinds.items():
         hub.add(name, **state)
     quiet = hub.sessions["quiet"]
@@ -81,22 +94,24 @@ async def test_only_sessions_nobody_uses_are_let_go_after_the_idle_timeout() -> 
     for channel in hub.channels.values():
         channel.last_activity -= 7200
     await keeper.tick()
-    assert set(hub.sessions) == {"attached", "running", "asking"} and quiet.closed
+    assert set(hub.sessions) == {"attached", "running", "asking", "commanding"} and quiet.closed
     assert keeper.dropped == 1
 
 
 async def test_a_session_another_instance_asks_for_is_let_go_or_refused_with_why() -> None:
-    store = Store(asked=["quiet", "attached", "running", "asking", "elsewhere"])
+    store = Store(asked=["quiet", "attached", "running", "asking", "commanding", "elsewhere"])
     hub = Hub(store)
     hub.add("quiet")
     hub.add("attached", attached=True)
     hub.add("running", running=True)
     hub.add("asking", asking=True)
+    hub.add("commanding", commanding=True)
     await upkeep(hub, idle_s=3600).tick()
     assert "quiet" not in hub.sessions
     assert store.refused == {
         "attached": "1 client(s) attached there",
         "asking": "a permission request waits there for an answer",
+        "commanding": "a command runs there",
     }  # a running turn's session is let go when the turn ends: not refused
     hub.sessions["running"].running = False
     await upkeep(hub, idle_s=3600).tick()
