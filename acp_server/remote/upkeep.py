@@ -72,7 +72,7 @@ class HubUpkeep:
             return f"{len(channel.clients)} client(s) attached there"
         if channel is not None and channel.asking:
             return "a permission request waits there for an answer"
-        if session.running:
+        if session.running or session.agent.protocol.active:
             return "a turn runs there"
         if session.agent.handover.busy:  # a slash command (e.g. /compress) with no client left
             return "a command runs there"

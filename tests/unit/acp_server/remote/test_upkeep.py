@@ -20,8 +20,14 @@ class Handover:
 
 
 @dataclass
+class Protocol:
+    active: bool = False
+
+
+@dataclass
 class Agent:
     handover: Handover = field(default_factory=Handover)
+    protocol: Protocol = field(default_factory=Protocol)
 
 
 @dataclass
