@@ -28,6 +28,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     private readonly mark: (event: "resolved" | "ready", restored?: boolean) => void = () => undefined,
   ) {}
 
+  /** Our own command asks for the chat (openingInput.ts: `commanded`); true when the
+   * opening input has the user's typing. */
+  commanded(): boolean {
+    return this.opening?.commanded(this.view !== null) ?? false;
+  }
+
   resolveWebviewView(view: vscode.WebviewView): void {
     // The page first (the click waits for it); everything else after.
     view.webview.options = { enableScripts: true, localResourceRoots: [this.media] };

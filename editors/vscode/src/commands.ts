@@ -19,6 +19,9 @@ export interface CommandHost {
   register(id: string, run: (...args: never[]) => unknown): void;
   /** Reveals the chat view. */
   focusChat(): PromiseLike<unknown>;
+  /** The user asked for the chat (our own command): on its first open in the page the
+   * opening input shows at once (openingInput.ts); true when that input has the typing. */
+  openingInput(): boolean;
   /** The document of the active editor. */
   activeDocument(): FileUri | undefined;
   /** A dropped URI (or absolute path); throws when it is not one. */
@@ -49,9 +52,14 @@ export function registerCommands(host: CommandHost, p: Pieces): void {
   command("adkAcp.cancel", () => sessions.cancel());
   command("adkAcp.restart", () => supervisor.restart());
   command("adkAcp.showLog", () => surface.log.show());
+  // The key and the status bar: the extension hears of the user's intent at once, so on
+  // the chat's first open its opening input shows before the view is even revealed. A
+  // mention (Add to Chat) goes to the chat's composer instead: no opening input there.
   command("adkAcp.focus", async () => {
+    const opening = host.openingInput();
     await host.focusChat();
-    surface.send({ type: "focus" });
+    // The webview's input takes the focus only when the opening input does not hold it.
+    if (!opening) surface.send({ type: "focus" });
   });
   command("adkAcp.setApiKey", async () => {
     if (await keys.set()) await supervisor.restart();

@@ -95,7 +95,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, provider),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, provider),
   );
-  const commands = host.commandHost(context.subscriptions);
+  const commands = host.commandHost(context.subscriptions, () => view.commanded());
   const pieces: Pieces = { surface, supervisor, sessions, approvals, editor, keys };
   const view = new ChatViewProvider(
     context.extensionUri,

@@ -12,6 +12,13 @@
 //     └──── (a later resolve: a new webview)          ├─ Escape / blur ▶ done (draft moved)
 //                                                     └─ view hidden ──▶ done (draft moved,
 //                                                                        chat not focused)
+//   idle / done ──commanded, no webview yet──▶ shown (at once; the resolve that follows
+//                                              keeps it, or stays done once it is closed)
+//   waiting ──commanded──▶ shown (the grace cut short: the user asked for the chat)
+//
+// `commanded` is the extension's own command asking for the chat (a key, the status bar):
+// the extension hears of the user's intent the moment the user acts, long before VS Code
+// resolves the view, and a webview cannot be ready that soon, so no grace is needed.
 //
 // Nothing typed is lost: Enter sends through the chat's own send path; any other way
 // out moves the draft into the chat's input. The text never moves while the user may be
@@ -65,6 +72,9 @@ export class OpeningInput {
   private current: OpeningState = "idle";
   private chatReady = false;
   private cancelTimer: (() => void) | null = null;
+  /** The input was shown by a command before the chat's webview was resolved: the resolve
+   * on its way belongs to the same open (it neither restarts nor skips it). */
+  private resolvePending = false;
   /** Closed on our side: the text handled then, and whether the chat took the focus.
    * Keys typed before the close reached the input come with its hide event. */
   private closing: { handled: string; focus: boolean } | null = null;
@@ -82,6 +92,12 @@ export class OpeningInput {
    * workbench's restore, not a click. */
   resolved(restored: boolean): void {
     this.stopTimer();
+    if (this.resolvePending) {
+      // The open a command started (the user asked: never taken for a restore); its input
+      // is shown still, or the user is done with it already: no second input either way.
+      this.resolvePending = false;
+      return;
+    }
     if (this.current === "shown") this.viewHidden(); // a new webview: the old input's part is over
     this.chatReady = false;
     if (restored || !this.host.enabled()) {
@@ -93,9 +109,31 @@ export class OpeningInput {
     this.cancelTimer = this.host.after(this.graceMs, () => this.graceOver());
   }
 
+  /** The extension's own command asks for the chat; `resolved`: its webview was resolved
+   * in this page already. Returns whether the opening input has the user's typing (the
+   * command leaves the focus to it then). */
+  commanded(resolved: boolean): boolean {
+    if (this.current === "shown") return !this.chatReady;
+    // One input at a time: none while the last one's hide is on its way.
+    if (this.resolvePending || this.closing || !this.host.enabled()) return false;
+    if (this.current === "waiting") {
+      this.stopTimer();
+    } else if (resolved) {
+      return false; // a kept, restored or ready chat: the webview takes it
+    } else {
+      this.resolvePending = true;
+      this.chatReady = false;
+    }
+    this.show();
+    return true;
+  }
+
   private graceOver(): void {
     this.cancelTimer = null;
-    if (this.current !== "waiting") return;
+    if (this.current === "waiting") this.show();
+  }
+
+  private show(): void {
     this.current = "shown";
     this.host.showInput();
     this.host.note("shown");

@@ -162,8 +162,9 @@ export function editorHost(): EditorHost {
   };
 }
 
-export function commandHost(subscriptions: vscode.Disposable[]): CommandHost {
+export function commandHost(subscriptions: vscode.Disposable[], openingInput: () => boolean): CommandHost {
   return {
+    openingInput,
     register: (id, run) => subscriptions.push(vscode.commands.registerCommand(id, run as (...args: unknown[]) => unknown)),
     focusChat: () => vscode.commands.executeCommand("adkAcp.chat.focus"),
     activeDocument: () => vscode.window.activeTextEditor?.document.uri,

@@ -22,12 +22,14 @@ interface Rig {
   calls: string[];
   selected: Mention | null;
   active: FileUri | undefined;
+  /** What the chat's opening input answers to the focus command. */
+  opening: boolean;
 }
 
 function rig(): Rig {
   const fake = fakeSurface();
   const calls: string[] = [];
-  const r = { fake, calls, commands: new Map(), selected: null, active: undefined } as unknown as Rig;
+  const r = { fake, calls, commands: new Map(), selected: null, active: undefined, opening: false } as unknown as Rig;
   const call =
     (name: string) =>
     async (...args: unknown[]): Promise<void> =>
@@ -35,6 +37,10 @@ function rig(): Rig {
   r.host = {
     register: (id, run) => void r.commands.set(id, run as (...args: unknown[]) => unknown),
     focusChat: call("focusChat"),
+    openingInput: () => {
+      calls.push("openingInput");
+      return r.opening;
+    },
     activeDocument: () => r.active,
     parseUri: (text) => {
       if (!text.includes(":") && !text.startsWith("/")) throw new Error("not a URI");
@@ -105,9 +111,22 @@ test("every command of package.json is registered, and each reaches its piece", 
     'answerFromEditor [["reject_once","reject_always"]]',
     "restart",
     "forget",
+    "openingInput",
     "focusChat",
   ]);
   assert.deepEqual(r.fake.posted.at(-1), { type: "focus" });
+});
+
+test("the focus command on the chat's first open: the opening input first, then the reveal, no focus into the webview", async () => {
+  const r = rig();
+  r.opening = true;
+  await r.commands.get("adkAcp.focus")!();
+  assert.deepEqual(r.calls, ["openingInput", "focusChat"]);
+  assert.deepEqual(r.fake.posted, []);
+  // Add to Chat keeps to the chat's composer: it never asks for the opening input.
+  r.calls.length = 0;
+  await r.commands.get("adkAcp.addToChat")!({ scheme: "file", fsPath: "/w/one.ts" });
+  assert.deepEqual(r.calls, ["focusChat"]);
 });
 
 test("Add to Chat: the editor's file, the explorer's selected files, else the selection or the active file", async () => {

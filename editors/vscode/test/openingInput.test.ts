@@ -248,6 +248,62 @@ test("a new webview (the view made again): a new first open", () => {
   assert.equal(f.shown, 1);
 });
 
+test("the focus command before the resolve: the input at once (no grace), the resolve keeps it, even as a restore", () => {
+  for (const restored of [false, true]) {
+    const f = rig();
+    assert.equal(f.machine.commanded(false), true);
+    assert.equal(f.shown, 1);
+    assert.equal(f.timers.length, 0);
+    type(f, "early words");
+    f.machine.resolved(restored);
+    graceOver(f);
+    assert.equal(f.shown, 1);
+    assert.equal(f.box.open && !f.box.closing, true);
+    assert.equal(f.machine.commanded(true), true); // pressed again: the input keeps the typing
+    f.machine.ready();
+    f.machine.accepted();
+    hideDelivered(f);
+    assert.deepEqual(f.sent, ["early words"]);
+    assert.deepEqual(f.notes, ["shown", "kept-draft", "sent"]);
+  }
+});
+
+test("the focus command: Escape before the resolve moves the draft; the resolve then shows no second input", () => {
+  const f = rig();
+  f.machine.commanded(false);
+  type(f, "a draft");
+  userHides(f);
+  assert.deepEqual(f.moved, [{ text: "a draft", focus: true }]);
+  assert.equal(f.machine.commanded(false), false); // the focus the move asks for: no new input
+  f.machine.resolved(false);
+  graceOver(f);
+  f.machine.ready();
+  assert.equal(f.shown, 1);
+});
+
+test("the focus command after the resolve: within the grace it shows at once; a ready, kept or restored chat gets none", () => {
+  const f = rig();
+  f.machine.resolved(false);
+  assert.equal(f.machine.commanded(true), true);
+  assert.equal(f.timers[0]!.cancelled, true);
+  assert.equal(f.shown, 1);
+  f.machine.ready();
+  hideDelivered(f);
+  assert.equal(f.machine.commanded(true), false);
+  for (const restored of [false, true]) {
+    const g = rig();
+    g.machine.resolved(restored);
+    if (!restored) g.machine.ready();
+    assert.equal(g.machine.commanded(true), false);
+    assert.equal(g.shown, 0);
+  }
+  const off = rig(false);
+  assert.equal(off.machine.commanded(false), false);
+  off.machine.resolved(false);
+  assert.equal(off.shown, 0);
+  assert.deepEqual(off.notes, ["skipped"]);
+});
+
 type Step = "grace" | "ready" | "type" | "enter" | "escape" | "blur" | "viewHidden";
 const STEPS: Step[] = ["ready", "type", "enter", "escape", "blur", "viewHidden"];
 
@@ -303,4 +359,65 @@ test("every ordering of ready, typing, Enter, Escape, blur and the view hidden, 
     }
   }
   assert.equal(runs, 720 * 7);
+});
+
+type CommandStep = "resolve" | "grace" | "ready" | "type" | "enter" | "escape" | "blur";
+
+test("every ordering of the focus command, the resolve, ready, typing, Enter, Escape and blur (the grace anywhere)", () => {
+  let runs = 0;
+  const events: CommandStep[] = ["resolve", "ready", "type", "enter", "escape", "blur"];
+  for (const order of orderings(events)) {
+    // The command before everything, or after any event; the grace timer after any point.
+    for (let commandAt = 0; commandAt <= order.length; commandAt++) {
+      for (let graceAt = 0; graceAt <= order.length + 1; graceAt++) {
+        const withCommand: (CommandStep | "command")[] = [...order.slice(0, commandAt), "command", ...order.slice(commandAt)];
+        const steps = [...withCommand.slice(0, graceAt), "grace" as const, ...withCommand.slice(graceAt)];
+        const f = rig();
+        let typed = "";
+        let resolved = false;
+        let readyBefore = false;
+        let commandShowed = false;
+        for (const step of steps) {
+          if (step === "command") {
+            const shownBefore = f.shown;
+            const answer = f.machine.commanded(resolved);
+            commandShowed = f.shown > shownBefore;
+            if (!resolved && !readyBefore) assert.equal(f.shown, 1, `not shown at once: ${steps.join(" → ")}`);
+            if (answer) assert.equal(f.box.open && !f.box.closing, true, steps.join(" → "));
+          }
+          if (step === "resolve") {
+            resolved = true;
+            f.machine.resolved(false);
+          }
+          if (step === "grace") graceOver(f);
+          if (step === "ready") {
+            readyBefore = true;
+            f.machine.ready();
+          }
+          if (step === "type" && f.box.open && !f.box.closing) {
+            type(f, "word");
+            typed += "word";
+          }
+          if (step === "enter" && f.box.open && !f.box.closing) f.machine.accepted();
+          if (step === "escape" || step === "blur") userHides(f);
+          hideDelivered(f);
+        }
+        const context = steps.join(" → ");
+        assert.ok(f.shown <= 1, `two inputs: ${context}`);
+        const open = f.box.open && !f.box.closing ? f.box.value : "";
+        const delivered = [...f.sent, ...f.moved.map((m) => m.text)].join("") + open;
+        assert.equal(delivered, typed, `typed ${JSON.stringify(typed)}, delivered ${JSON.stringify(delivered)}: ${context}`);
+        assert.deepEqual(f.movedWhileOpen, [], context);
+        // The command before the resolve owns this open: no grace timer is ever set.
+        if (steps.indexOf("command") < steps.indexOf("resolve")) assert.equal(f.timers.length, 0, context);
+        // A chat that was ready before the command never gets the input from it.
+        if (steps.indexOf("ready") < steps.indexOf("command") && steps.indexOf("resolve") < steps.indexOf("ready")) {
+          assert.equal(commandShowed, false, context);
+        }
+        if (f.shown === 0) assert.equal(f.focused + f.moved.length, 0, context);
+        runs++;
+      }
+    }
+  }
+  assert.equal(runs, 720 * 7 * 8);
 });
