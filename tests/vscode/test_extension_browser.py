@@ -533,13 +533,17 @@ def test_the_chat_s_opening_input_on_its_first_open(
     sent with Enter before the chat is ready appears in the chat with its scripted answer,
     once each (a reload); a draft stays in the input when the chat is ready and Escape moves
     it, caret at the end, into the chat's focused input (the timed reload); none when the
-    workbench restores the chat (no click) or with adkAcp.quickInputWhileOpening off."""
+    workbench restores the chat (no click) or with adkAcp.quickInputWhileOpening off. The
+    focus key (Ctrl+Alt+J) on a first open after a reload: the input shows from the command
+    itself, before VS Code resolves the view; key press → input that takes typing printed
+    (meets/misses 300 ms) and the prompt typed there sent with Enter reaches the chat."""
     report = run.check()
     times = report["openTimes"]
-    timed, prompted, off = (
+    timed, prompted, off, keyed = (
         times["chat_reloaded"],
         times["chat_prompted"],
         times["chat_reloaded_off"],
+        times["chat_keyed"],
     )
     events = [json.loads(line) for line in run.metrics.read_text().splitlines()]
     names = [e["name"] for e in events]
@@ -549,6 +553,11 @@ def test_the_chat_s_opening_input_on_its_first_open(
         f"{timed['which']} ({_meets(timed['usable_ms'])}); the chat's webview input "
         f"{timed['webview_ms']} ms\n"
         f"    the host's side of the first: {timed['host']} (ms after the click)\n"
+        f"  the focus key (Ctrl+Alt+J) → an input that takes typing {keyed['usable_ms']} ms, "
+        f"the {keyed['which']} ({_meets(keyed['usable_ms'])}); a typed character in its value "
+        f"{keyed['typed_ms']} ms; the chat's webview input {keyed['webview_ms']} ms (held back "
+        f"until the prompt was sent)\n"
+        f"    the host's side: {keyed['host']} (ms after the key press)\n"
         f"  the setting off (the webview only)                {off['usable_ms']} ms, the "
         f"{off['which']} ({_meets(off['usable_ms'])})\n"
         f"  the run's first page (untrusted, cold)            {report['timings']['open_ms']} ms, "
@@ -577,6 +586,17 @@ def test_the_chat_s_opening_input_on_its_first_open(
     assert sent["users"] == [QUICK_PROMPT], sent
     assert [a.strip() for a in sent["answers"]] == ["".join(FAST_WORDS).strip()], sent
     assert sent["quickInputOpenAfter"] is False and sent["chatInputAfter"] == "", sent
+    # The focus key on the chat's first open in a page (after a reload, the Explorer
+    # shown): the opening input shows from the command itself, before VS Code resolves
+    # the view; the prompt typed there (its first character seen in the input's value)
+    # and sent with Enter is in the chat with its answer, once.
+    by_key = keyed["firstOpen"]
+    assert keyed["via"] == "key" and keyed["which"] == "quick input", keyed
+    assert by_key["typed"] == QUICK_PROMPT[0] and by_key["sentBeforeReady"] is True, keyed
+    assert by_key["users"] == [QUICK_PROMPT], by_key
+    assert [a.strip() for a in by_key["answers"]] == ["".join(FAST_WORDS).strip()], by_key
+    assert by_key["quickInputOpenAfter"] is False and by_key["chatInputAfter"] == "", by_key
+    assert keyed["host"]["opening_shown"] < keyed["host"]["view_resolved"], keyed["host"]
     # Nothing typed: closed by itself once the chat was ready, the chat's input focused.
     first = report["firstPageOpen"]
     if report["timings"]["open_which"] == "quick input":

@@ -17,11 +17,14 @@ export interface FileUri {
 
 export interface CommandHost {
   register(id: string, run: (...args: never[]) => unknown): void;
-  /** Reveals the chat view. */
-  focusChat(): PromiseLike<unknown>;
+  /** Reveals the chat view; with `preserveFocus` the focus stays where it is (the
+   * opening input has it: a focused view pane would close it). */
+  focusChat(preserveFocus?: boolean): PromiseLike<unknown>;
   /** The user asked for the chat (our own command): on its first open in the page the
    * opening input shows at once (openingInput.ts); true when that input has the typing. */
   openingInput(): boolean;
+  /** Resolves once the workbench has handled everything sent to it so far (a round trip). */
+  workbenchCaughtUp(): PromiseLike<unknown>;
   /** The document of the active editor. */
   activeDocument(): FileUri | undefined;
   /** A dropped URI (or absolute path); throws when it is not one. */
@@ -57,7 +60,10 @@ export function registerCommands(host: CommandHost, p: Pieces): void {
   // mention (Add to Chat) goes to the chat's composer instead: no opening input there.
   command("adkAcp.focus", async () => {
     const opening = host.openingInput();
-    await host.focusChat();
+    // The workbench draws the input before it lays out the chat's view (that takes the
+    // page's main thread for a while, the input's first paint and keys behind it).
+    if (opening) await host.workbenchCaughtUp();
+    await host.focusChat(opening);
     // The webview's input takes the focus only when the opening input does not hold it.
     if (!opening) surface.send({ type: "focus" });
   });

@@ -166,11 +166,17 @@ export function commandHost(subscriptions: vscode.Disposable[], openingInput: ()
   return {
     openingInput,
     register: (id, run) => subscriptions.push(vscode.commands.registerCommand(id, run as (...args: unknown[]) => unknown)),
-    focusChat: () => vscode.commands.executeCommand("adkAcp.chat.focus"),
+    // The view's focus command; preserveFocus opens the view without focusing it.
+    // The context key says the opening input is open (set with its show too): a round trip.
+    workbenchCaughtUp: () => vscode.commands.executeCommand("setContext", OPENING_CONTEXT, true),
+    focusChat: (preserveFocus = false) => vscode.commands.executeCommand("adkAcp.chat.focus", { preserveFocus }),
     activeDocument: () => vscode.window.activeTextEditor?.document.uri,
     parseUri: (text) => (text.startsWith("/") ? vscode.Uri.file(text) : vscode.Uri.parse(text, true)),
   };
 }
+
+/** A context key: the chat's opening input is open. */
+const OPENING_CONTEXT = "adkAcp.openingInput";
 
 /** The native input of the chat's first open (openingInput.ts): a VS Code quick input box,
  * its events handed to the state machine `machine()`; the rest of the host is `actions`. */
@@ -193,12 +199,14 @@ export function openingHost(
       input.prompt = "Enter sends it to the chat; Escape moves it into the chat's input.";
       input.onDidAccept(() => machine().accepted());
       input.onDidHide(() => {
+        void vscode.commands.executeCommand("setContext", OPENING_CONTEXT, false);
         machine().hidden();
         if (box === input) box = null;
         input.dispose();
       });
       box = input;
       input.show();
+      void vscode.commands.executeCommand("setContext", OPENING_CONTEXT, true);
     },
     inputReady: () => {
       if (box) box.prompt = READY_PROMPT;

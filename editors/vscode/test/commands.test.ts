@@ -37,6 +37,7 @@ function rig(): Rig {
   r.host = {
     register: (id, run) => void r.commands.set(id, run as (...args: unknown[]) => unknown),
     focusChat: call("focusChat"),
+    workbenchCaughtUp: call("workbenchCaughtUp"),
     openingInput: () => {
       calls.push("openingInput");
       return r.opening;
@@ -112,7 +113,7 @@ test("every command of package.json is registered, and each reaches its piece", 
     "restart",
     "forget",
     "openingInput",
-    "focusChat",
+    "focusChat [false]",
   ]);
   assert.deepEqual(r.fake.posted.at(-1), { type: "focus" });
 });
@@ -121,7 +122,7 @@ test("the focus command on the chat's first open: the opening input first, then 
   const r = rig();
   r.opening = true;
   await r.commands.get("adkAcp.focus")!();
-  assert.deepEqual(r.calls, ["openingInput", "focusChat"]);
+  assert.deepEqual(r.calls, ["openingInput", "workbenchCaughtUp", "focusChat [true]"]);
   assert.deepEqual(r.fake.posted, []);
   // Add to Chat keeps to the chat's composer: it never asks for the opening input.
   r.calls.length = 0;

@@ -83,6 +83,8 @@ async function until(what, check) {
 
 const CHAT_EXTENSION = "adk-acp.adk-acp-vscode";
 const MINIMAL_EXTENSION = "adk-acp-test.minimal-webview";
+/** The extension's focus keybinding (adkAcp.focus; package.json: ctrl+alt+j, on a mac cmd+alt+j). */
+const FOCUS_KEY = "Control+Alt+KeyJ";
 /** The content frame of an extension's webview (VS Code names the extension in the outer frame's URL). */
 const webviewOf = (extensionId) =>
   page.frameLocator(`iframe.webview.ready[src*="extensionId=${extensionId}"]`).frameLocator("iframe#active-frame");
@@ -288,7 +290,13 @@ async function firstOpenSteps(which, mode, release) {
     seen.caretAtEnd = await chatInput.evaluate((el) => el.selectionStart === el.value.length && el.selectionEnd === el.value.length);
     await chatInput.fill("");
   } else if (mode === "prompt") {
-    await page.keyboard.insertText(config.quickPrompt);
+    // Its first character typed (it shows in the quick input's value), then the rest.
+    await page.keyboard.type(config.quickPrompt[0]);
+    const typedAt = page.waitForFunction((c) => document.querySelector(".quick-input-widget input")?.value === c && Date.now(),
+      config.quickPrompt[0], { polling: 5, timeout: 30000 });
+    seen.typedAt = await (await typedAt).jsonValue();
+    seen.typed = await box.inputValue();
+    await page.keyboard.insertText(config.quickPrompt.slice(1));
     seen.sentBeforeReady = !(await page.evaluate(inputShownAt, CHAT_EXTENSION));
     await shot("opening-input"); // the webview is held back: the quick input stays
     await page.keyboard.press("Enter");
@@ -326,13 +334,14 @@ async function holdChatWebview(hold) {
 }
 
 /**
- * Clicks an activity-bar icon once the workbench is idle: the ms until its webview's
- * #input is on screen (seen from the page, every 5 ms) and the webview's marks; then
- * checks that the input takes typing. The input is not on screen before the click. For
- * the chat, whichever input is usable first counts (its opening input, `which`); `mode`
- * says what the user does then (firstOpenSteps), `webview_ms` when its webview's input is.
+ * Clicks an activity-bar icon once the workbench is idle (or, `via` "key", presses the
+ * chat's focus key): the ms until its webview's #input is on screen (seen from the page,
+ * every 5 ms) and the webview's marks; then checks that the input takes typing. The input
+ * is not on screen before the click. For the chat, whichever input is usable first counts
+ * (its opening input, `which`); `mode` says what the user does then (firstOpenSteps),
+ * `webview_ms` when its webview's input is.
  */
-async function timeOpen(extensionId, mode = "leave") {
+async function timeOpen(extensionId, mode = "leave", via = "click") {
   const title = TITLES[extensionId];
   const icon = page.locator(`.activitybar a[aria-label="${title}"], .activitybar .action-label[aria-label="${title}"]`).first();
   await icon.waitFor({ timeout: 30000 });
@@ -345,12 +354,14 @@ async function timeOpen(extensionId, mode = "leave") {
   webview?.catch(() => undefined);
   const release = await holdChatWebview(isChat && mode === "prompt");
   const clicked = Date.now();
-  await icon.click();
+  if (via === "key") await page.keyboard.press(FOCUS_KEY);
+  else await icon.click();
   const first = await (await shown).jsonValue();
   const [at, which] = isChat ? first : [first, "webview"];
-  const opened = { clicked_at: clicked, usable_ms: at - clicked, which };
+  const opened = { clicked_at: clicked, usable_ms: at - clicked, which, via };
   try {
     if (isChat) opened.firstOpen = await firstOpenSteps(which, mode, () => void release());
+    if (opened.firstOpen?.typedAt) opened.typed_ms = opened.firstOpen.typedAt - clicked;
     else await checkTyping(extensionId);
   } finally {
     await release();
@@ -421,6 +432,12 @@ async function openTimeSteps() {
       // The chat's: a draft typed into its opening input, moved into the chat by Escape.
       times[key] = await timeOpen(extensionId, "draft");
     });
+    if (extensionId === CHAT_EXTENSION) {
+      await reloadWithExplorer();
+      await step("after a reload: the chat's first open by its key, a prompt sent from its opening input", async () => {
+        times.chat_keyed = await timeOpen(CHAT_EXTENSION, "prompt", "key");
+      });
+    }
     if (extensionId === MINIMAL_EXTENSION) {
       await step("the chat's first open in that page: a prompt sent from its opening input", async () => {
         times.chat_prompted = await timeOpen(CHAT_EXTENSION, "prompt");
@@ -514,10 +531,10 @@ async function mainScenario() {
   });
 
   const explorer = page.locator(".explorer-folders-view").first();
-  await step("the focus keybinding (Ctrl+Alt+I) puts the cursor in the chat", async () => {
+  await step("the focus keybinding (Ctrl+Alt+J) puts the cursor in the chat", async () => {
     await showExplorer();
     await explorer.click();
-    await page.keyboard.press("Control+Alt+KeyI");
+    await page.keyboard.press(FOCUS_KEY);
     await explorer.waitFor({ state: "hidden", timeout: 30000 }); // the chat's container is shown
     await chat.locator("#input:focus").waitFor({ timeout: 30000 });
     report.focusKeybinding = true;
