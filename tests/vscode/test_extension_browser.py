@@ -372,8 +372,9 @@ def test_extension_in_code_server(run: Run, capsys: pytest.CaptureFixture[str]) 
     for event in events:
         by_name.setdefault(event["name"], []).append(event)
     stops = [e["stopReason"] for e in by_name["turn_stream_ms"]]
-    # The last: the prompt sent from the chat's opening input after a reload (issue 21.4).
-    assert stops == ["end_turn"] * 6 + ["cancelled", "cancelled", "end_turn"], stops
+    # The last two: the prompts sent from the chat's opening input after a reload (issue
+    # 21.4), opened by a click, then by the focus key.
+    assert stops == ["end_turn"] * 6 + ["cancelled", "cancelled", "end_turn", "end_turn"], stops
     activation = by_name["activation_ms"][0]["value"]
     diffs = [e["value"] for e in by_name["permission_to_diff_ms"]]
     long_turn = by_name["turn_stream_ms"][5]["value"]
