@@ -22,6 +22,7 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from acp_server.remote.gate import GateError, GatePolicy, RequestGate
 from acp_server.remote.tokens import TokenBook, TokenError
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,23 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         "--insecure-loopback",
         action="store_true",
         help="allow starting without a token; only on a loopback address",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin (scheme://host[:port]) allowed to connect; repeatable. Any "
+        "other request carrying an Origin header is refused (403)",
+    )
+    parser.add_argument(
+        "--public-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="a Host name clients (or a reverse proxy) use for this server, besides its "
+        "address; repeatable, also ADK_ACP_PUBLIC_HOST (comma-separated). Any other Host "
+        "is refused (421)",
     )
     parser.add_argument(
         "--permission-timeout",
@@ -101,6 +119,13 @@ def tokens_of(args: argparse.Namespace, env: dict[str, str]) -> TokenBook | None
     if not is_loopback(args.host):
         raise TokenError(f"--insecure-loopback needs a loopback address, not {args.host}")
     return None
+
+
+def gate_of(args: argparse.Namespace, env: dict[str, str], port: int) -> GatePolicy:
+    """The Origin and Host rules for a server bound to `args.host`:`port`; raises
+    GateError for an unusable `--allow-origin` or `--public-host`."""
+    from_env = [h for h in env.get("ADK_ACP_PUBLIC_HOST", "").split(",") if h.strip()]
+    return GatePolicy.make(args.host, port, args.allow_origin, [*args.public_host, *from_env])
 
 
 def header_deadline(timeout_s: float) -> type[H11Protocol]:
@@ -169,8 +194,9 @@ async def serve_remote(args: argparse.Namespace, flags: Any, tokens: TokenBook |
     sock.listen(2048)  # connections wait in the backlog until uvicorn serves
     port = sock.getsockname()[1]
     tls = args.tls_cert is not None
+    app = RequestGate(endpoint.app, gate_of(args, dict(os.environ), port))
     config = uvicorn.Config(
-        endpoint.app,
+        app,
         http=header_deadline(args.header_timeout),
         ws="websockets-sansio",
         ws_max_size=args.max_message_bytes,
@@ -207,6 +233,11 @@ def run(args: argparse.Namespace, flags: Any) -> int:
     try:
         tokens = tokens_of(args, dict(os.environ))
     except TokenError as exc:
+        logger.error("%s", exc)
+        return 2
+    try:
+        gate_of(args, dict(os.environ), args.port)
+    except GateError as exc:
         logger.error("%s", exc)
         return 2
     if (args.tls_cert is None) != (args.tls_key is None):
