@@ -1,7 +1,8 @@
 """`adk-acp serve`: the hub and the `/acp` endpoint on uvicorn, with its options.
 
 Secure by default: without a token (`--token`, `--token-file`, `ADK_ACP_TOKEN`) it
-refuses to start unless bound to loopback with `--insecure-loopback`. Request headers
+refuses to start unless bound to loopback with `--insecure-loopback`; with or without
+one, browser origins and foreign Host names are refused (`gate.py`). Request headers
 must arrive within `--header-timeout` (a slow-loris connection is closed);
 `--max-connections`, `--max-message-bytes` bound the rest. TLS: `--tls-cert` and
 `--tls-key`, or a reverse proxy in front (README, "Run it remotely").

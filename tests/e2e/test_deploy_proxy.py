@@ -48,6 +48,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 ROOT = Path(__file__).resolve().parents[2]
 TOKENS = [f"deploy-test-token-{n:02d}-0123456789abcdef" for n in range(16)]
 """The token file's tokens (the clients use the first two); many, to see both instances used."""
+PUBLIC_HOST = "acp.test"
+"""compose's ACP_PUBLIC_HOST: the name the clients use, forwarded by nginx as Host."""
 
 
 @dataclass
@@ -114,7 +116,7 @@ def start_instance(home: Path, base_url: str, tokens: Path, store: str) -> Proce
         places.get(argv[i - 1], arg) if i else arg for i, arg in enumerate(argv)
     ]  # the value after each replaced option
     home.mkdir(parents=True)
-    env = serve_env(home, base_url, ADK_ACP_STORE=store)
+    env = serve_env(home, base_url, ADK_ACP_STORE=store, ADK_ACP_PUBLIC_HOST=PUBLIC_HOST)
     return Process.start([*AGENT_COMMAND, *argv[1:]], env, home)
 
 
@@ -346,6 +348,37 @@ async def test_official_clients_through_the_proxy_stream_and_resume(
     assert (ws / "t.txt").read_text() == "ts\n"
     # every request of the clients' token went to one instance
     assert len({u for _, uri, _, u, a in stack.upstream_log() if a == f"Bearer {token}"}) == 1
+
+
+async def test_the_proxy_passes_the_public_name_and_web_pages_are_refused(stack: Stack) -> None:
+    """nginx forwards the Host clients used: the public name (compose's ACP_PUBLIC_HOST)
+    and the address reach an instance; any other name (a rebinding page's) and any
+    browser Origin are refused by the instance, token or not (issue 38)."""
+    import httpx
+
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": 1}}  # fmt: skip
+    token = {"Authorization": f"Bearer {TOKENS[0]}"}
+    async with httpx.AsyncClient(verify=ssl.create_default_context(cafile=stack.cert)) as http:
+
+        async def status(**headers: str) -> int:
+            answer = await http.post(stack.https, headers={**token, **headers}, json=initialize)
+            return answer.status_code
+
+        assert await status() == 200
+        assert await status(Host=PUBLIC_HOST) == 200
+        assert await status(Host=f"{PUBLIC_HOST}:{stack.port}") == 200
+        assert await status(Host="evil.example") == 421
+        assert await status(Host=f"evil.example:{stack.port}") == 421
+        assert await status(Origin="https://evil.example") == 403
+        assert await status(Origin=f"https://{PUBLIC_HOST}") == 403
+        upgrade = await http.get(
+            stack.https,
+            headers={**token, "Origin": "https://evil.example", "Connection": "Upgrade",
+                     "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                     "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="},
+        )  # fmt: skip
+        assert upgrade.status_code == 403
 
 
 def test_acpx_through_adk_acp_connect(stack: Stack) -> None:

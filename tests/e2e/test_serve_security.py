@@ -227,7 +227,8 @@ async def test_a_slow_loris_connection_is_cut(token_file_server: tuple[Served, P
 async def test_help_names_the_serve_and_connect_options(tmp_path: Path) -> None:
     for command, flags in (
         ("serve", ("--token-file", "--insecure-loopback", "--permission-timeout",
-                   "--max-connections", "--max-message-bytes", "--header-timeout", "--tls-cert")),
+                   "--max-connections", "--max-message-bytes", "--header-timeout", "--tls-cert",
+                   "--allow-origin", "--public-host")),
         ("connect", ("--token-file", "--token", "ws://")),
     ):  # fmt: skip
         process = await asyncio.create_subprocess_exec(

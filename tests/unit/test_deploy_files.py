@@ -122,6 +122,8 @@ def test_compose_services_fit_together() -> None:
         assert store.username == db["POSTGRES_USER"] and store.path == f"/{db['POSTGRES_DB']}"
         assert env["PGPASSWORD"] == db["POSTGRES_PASSWORD"]  # one ${POSTGRES_PASSWORD}
         assert "GEMINI_API_KEY" in env
+        # the public name nginx forwards as Host (serve refuses other names: issue 38)
+        assert env["ADK_ACP_PUBLIC_HOST"].startswith("${ACP_PUBLIC_HOST:?")
         assert agent["depends_on"]["db"]["condition"] == "service_healthy"
         mounts = dict(v.split(":")[:2] for v in agent["volumes"])
         assert mounts["workspaces"] == "/workspaces", "the same workspaces in every instance"
