@@ -59,7 +59,12 @@ async def bridge(url: str, token: str | None, max_size: int, stdout: IO[bytes]) 
             url, additional_headers=headers, max_size=max_size, open_timeout=OPEN_TIMEOUT_S
         )
     except InvalidStatus as exc:
-        logger.error("the server refused the connection: HTTP %s", exc.response.status_code)
+        why = exc.response.body.decode("utf-8", "replace").strip()[:300]
+        logger.error(
+            "the server refused the connection: HTTP %s%s",
+            exc.response.status_code,
+            f" ({why})" if why else "",
+        )
         return 1
     except (OSError, InvalidHandshake, TimeoutError) as exc:
         logger.error("cannot connect to %s: %s", url, exc)
