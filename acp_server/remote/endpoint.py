@@ -18,10 +18,11 @@ WebSocket closes with 1009), connections over `max_connections` get 503.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from starlette.applications import Starlette
@@ -41,6 +42,8 @@ CONNECTION_HEADER = "Acp-Connection-Id"
 SESSION_HEADER = "Acp-Session-Id"
 SSE_KEEPALIVE_S = 15.0
 INITIALIZE_TIMEOUT_S = 60.0
+TOKEN_CHECK_S = 0.25
+"""How often the token file is looked at for revoked tokens."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,9 @@ class AcpEndpoint:
         self.limits = limits
         self.connections = 0
         self.http: dict[str, HttpClient] = {}
+        self.closers: dict[RemoteClient, Callable[[], object]] = {}
+        """How to close each open connection (WebSocket or HTTP), by its client."""
+        self._watcher: asyncio.Task[None] | None = None
         self.app = Starlette(
             routes=[
                 Route("/acp", self.on_http, methods=["GET", "POST", "DELETE"]),
@@ -75,6 +81,32 @@ class AcpEndpoint:
                 Route("/healthz", self.on_health, methods=["GET"]),
             ]
         )
+
+    def start(self) -> None:
+        """Watch the token file: a connection whose token was taken out of it (or whose
+        roots changed) is closed within `TOKEN_CHECK_S` of the change."""
+        if self.tokens is not None and self._watcher is None:
+            self._watcher = asyncio.ensure_future(self._watch_tokens(self.tokens))
+
+    async def stop(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+
+    async def _watch_tokens(self, tokens: TokenBook) -> None:
+        while True:
+            await asyncio.sleep(TOKEN_CHECK_S)
+            if tokens.refresh():
+                self.revoke(tokens.grants())
+
+    def revoke(self, valid: frozenset[Grant]) -> None:
+        """Close every connection whose grant is not in `valid`."""
+        for client, close in list(self.closers.items()):
+            if client.grant not in valid:
+                logger.warning("closing a connection: its token was revoked (%s)", client.grant.key)
+                self.closers.pop(client, None)
+                close()
 
     def authorize(self, authorization: str | None) -> Grant | None:
         if self.tokens is None:
@@ -102,6 +134,7 @@ class AcpEndpoint:
 
         outbox = Mailbox(self.limits.buffer_bytes, overflow)
         client = RemoteClient(self.hub, grant, outbox.put)
+        self.closers[client] = lambda: asyncio.ensure_future(ws.close(1008, "token revoked"))
         sender: asyncio.Task[None] | None = None
         try:
             await ws.accept(
@@ -111,6 +144,7 @@ class AcpEndpoint:
             await _receive_frames(ws, client)
         finally:
             self.connections -= 1
+            self.closers.pop(client, None)
             if sender is not None:
                 sender.cancel()
             await client.close()
@@ -129,6 +163,7 @@ class AcpEndpoint:
             return _text("Unknown or missing Acp-Connection-Id", 404)
         if request.method == "DELETE":
             self.http.pop(connection.id, None)
+            self.closers.pop(connection.client, None)
             self.connections -= 1
             await connection.close()
             return Response(status_code=202)
@@ -210,6 +245,7 @@ class AcpEndpoint:
         connection = HttpClient(self.hub, grant, self.limits.buffer_bytes)
         self.connections += 1
         self.http[connection.id] = connection
+        self.closers[connection.client] = lambda: asyncio.ensure_future(self._drop(connection))
         try:
             answer = await connection.initialize(message, INITIALIZE_TIMEOUT_S)
         except TimeoutError:
@@ -225,6 +261,7 @@ class AcpEndpoint:
         )
 
     async def _drop(self, connection: HttpClient) -> None:
+        self.closers.pop(connection.client, None)
         if self.http.pop(connection.id, None) is not None:
             self.connections -= 1
             logger.info("closed an HTTP connection without a reader")

@@ -222,9 +222,11 @@ async def serve_remote(args: argparse.Namespace, flags: Any, tokens: TokenBook |
         "token required" if tokens is not None else "no token: loopback only",
     )  # fmt: skip
     upkeep.start()
+    endpoint.start()
     try:
         await server.serve(sockets=[sock])
     finally:
+        await endpoint.stop()
         await upkeep.stop()
         await hub.shutdown()
 

@@ -3,7 +3,8 @@
 Tokens come from `--token`, the `ADK_ACP_TOKEN` environment variable or a token file
 (one token a line, optionally followed by the workspace roots it is limited to;
 `#` starts a comment). The file is read again when it changes, so a token taken out
-of it is refused from the next connection on. Tokens are compared in constant time
+of it is refused from the next connection on, and the endpoint closes the connections
+it opened (`TokenBook.refresh`, `TokenBook.grants`). Tokens are compared in constant time
 (`hmac.compare_digest`) and never logged: a grant is known by a short hash only.
 """
 
@@ -73,7 +74,7 @@ class TokenBook:
     def __init__(self, tokens: list[str], token_file: Path | None = None) -> None:
         self._fixed = [_grant(t, []) for t in tokens if t]
         self._file = token_file
-        self._file_stamp: tuple[int, int] | None = None
+        self._file_stamp: tuple[int, int, int, int] | None = None
         self._from_file: list[tuple[str, Grant]] = []
         if token_file is not None:
             self._reload(force=True)
@@ -98,7 +99,7 @@ class TokenBook:
                 raise TokenError(f"cannot read the token file {self._file}: {exc}") from exc
             logger.warning("the token file %s is gone; keeping the tokens read before", self._file)
             return
-        stamp = (st.st_mtime_ns, st.st_size)
+        stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
         if stamp == self._file_stamp:
             return
         try:
@@ -113,6 +114,18 @@ class TokenBook:
         self._file_stamp = stamp
         self._from_file = grants
         logger.info("token file read: %d token(s)", len(grants))
+
+    def refresh(self) -> bool:
+        """Read the token file again if it changed; whether the tokens changed."""
+        if self._file is None:
+            return False
+        before = self._from_file
+        self._reload()
+        return self._from_file is not before
+
+    def grants(self) -> frozenset[Grant]:
+        """Every grant in force (a token whose roots changed is another grant)."""
+        return frozenset(grant for _, grant in [*self._fixed, *self._from_file])
 
     def check(self, authorization: str | None) -> Grant | None:
         """The grant of an `Authorization: Bearer …` header value, or None."""

@@ -134,6 +134,9 @@ class RemoteAcp:
         self._close: Callable[[], Any] = lambda: None
         self.initialized: JsonObject = {}
         self.connection_id: str | None = None
+        self.closed = asyncio.Event()
+        """Set when the server ended the connection (the WebSocket, or the HTTP
+        connection's own SSE stream)."""
 
     # ------------------------------------------------------------ transports
 
@@ -155,6 +158,7 @@ class RemoteAcp:
         with contextlib.suppress(Exception):
             async for frame in ws:
                 await self._received(json.loads(frame))
+        self.closed.set()
         self._fail_all("the WebSocket closed")
 
     @classmethod
@@ -173,7 +177,8 @@ class RemoteAcp:
             headers = {**bearer(token), "Accept": "text/event-stream", **connection}
             if session_id is not None:
                 headers["Acp-Session-Id"] = session_id
-            streams[session_id] = asyncio.ensure_future(client._read_sse(http, url, headers))
+            reading = client._read_sse(http, url, headers, ends_connection=session_id is None)
+            streams[session_id] = asyncio.ensure_future(reading)
 
         async def send(message: JsonObject) -> None:
             params = message.get("params")
@@ -213,12 +218,16 @@ class RemoteAcp:
         client._close = close
         return client
 
-    async def _read_sse(self, http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> None:
+    async def _read_sse(
+        self, http: httpx.AsyncClient, url: str, headers: dict[str, str], ends_connection: bool
+    ) -> None:
         with contextlib.suppress(httpx.HTTPError):
             async with http.stream("GET", url, headers=headers) as response:
                 async for line in response.aiter_lines():
                     if line.startswith("data: "):
                         await self._received(json.loads(line[6:]))
+        if ends_connection:
+            self.closed.set()
 
     # ------------------------------------------------------------ messages
 

@@ -252,3 +252,35 @@ async def test_repeated_stop_requests_do_not_cut_the_shutdown_short(tmp_path: Pa
         served.process.send_signal(signal.SIGTERM)
         await asyncio.sleep(0.05)
     assert await asyncio.wait_for(served.process.wait(), 30) == 0, served.log()
+
+
+async def test_a_revoked_token_closes_the_connections_it_opened(tmp_path: Path) -> None:
+    """Taking a token out of the token file (or changing its roots) closes every open
+    WebSocket and HTTP connection it opened, at once, not only new ones (issue 33.6);
+    the other tokens' connections go on."""
+    kept = "kept-token-0123456789abcdef"
+    tokens = tmp_path / "tokens"
+    roots = tmp_path / "roots"
+    roots.mkdir()
+    tokens.write_text(f"{TOKEN}\n{OTHER} {roots}\n{kept}\n")
+    served = await start_serve(tmp_path / "home", NO_MODEL, "--token-file", str(tokens))
+    try:
+        async with (
+            remote("ws", served, TOKEN) as revoked_ws,
+            remote("http", served, TOKEN) as revoked_http,
+            remote("ws", served, OTHER) as moved,
+            remote("ws", served, kept) as other,
+        ):
+            session = await revoked_ws.new_session(tmp_path)
+            tokens.write_text(f"{OTHER} {roots / 'elsewhere'}\n{kept}\n")
+            for client in (revoked_ws, revoked_http, moved):
+                await asyncio.wait_for(client.closed.wait(), 10)
+            with pytest.raises((ConnectionError, ConnectionClosed)):
+                await revoked_ws.request("session/list", {}, timeout=10)
+            assert not other.closed.is_set()
+            listed = await other.request("session/list", {"cwd": str(tmp_path)})
+            assert [s["sessionId"] for s in listed["sessions"]] == [session]
+    finally:
+        assert await served.stop() == 0, served.log()
+    assert "its token was revoked" in served.log()
+    assert TOKEN not in served.log()
