@@ -286,6 +286,13 @@ class AcpSession:
     async def close(self) -> None:
         """Stop the running turn and wait until every waiting `session/prompt` has its
         answer (`cancelled`), then close the agent session: the close is answered after them."""
+        await self.stop_turns()
+        self._unsubscribe()
+        await self.agent.close()
+
+    async def stop_turns(self) -> None:
+        """Stop the running turn and wait until every waiting `session/prompt` has its
+        answer (`cancelled`); bounded by `CLOSE_WAIT_S`, then the prompts are cancelled."""
         waiting = set(self._prompt_tasks)
         if waiting:
             self._cancel_requested = True
@@ -296,5 +303,3 @@ class AcpSession:
                 for task in late:
                     task.cancel()
                 await asyncio.wait(late, timeout=CLOSE_WAIT_S)
-        self._unsubscribe()
-        await self.agent.close()

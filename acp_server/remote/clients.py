@@ -82,6 +82,10 @@ class Mailbox:
             return
         self._queue.put_nowait(data)
 
+    @property
+    def empty(self) -> bool:
+        return self._queue.empty()
+
     def end(self) -> None:
         self._queue.put_nowait(None)
 

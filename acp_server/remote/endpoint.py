@@ -74,6 +74,8 @@ class AcpEndpoint:
         self.closers: dict[RemoteClient, Callable[[], object]] = {}
         """How to close each open connection (WebSocket or HTTP), by its client."""
         self._watcher: asyncio.Task[None] | None = None
+        self.outboxes: set[Mailbox] = set()
+        """The WebSocket connections' queues (HTTP's are in each `HttpClient.streams`)."""
         self.app = Starlette(
             routes=[
                 Route("/acp", self.on_http, methods=["GET", "POST", "DELETE"]),
@@ -99,6 +101,16 @@ class AcpEndpoint:
             await asyncio.sleep(TOKEN_CHECK_S)
             if tokens.refresh():
                 self.revoke(tokens.grants())
+
+    async def flush(self, timeout_s: float) -> None:
+        """Wait (at most `timeout_s`) until what the agent sent has left for its clients:
+        every queue empty, or no reader to take it."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while asyncio.get_running_loop().time() < deadline:
+            boxes = [*self.outboxes, *(b for c in self.http.values() for b in c.streams.values())]
+            if all(box.empty or not box.receiving for box in boxes):
+                return
+            await asyncio.sleep(0.02)
 
     def revoke(self, valid: frozenset[Grant]) -> None:
         """Close every connection whose grant is not in `valid`."""
@@ -133,6 +145,7 @@ class AcpEndpoint:
             asyncio.ensure_future(ws.close(1008, "the client read too slowly"))
 
         outbox = Mailbox(self.limits.buffer_bytes, overflow)
+        self.outboxes.add(outbox)
         client = RemoteClient(self.hub, grant, outbox.put)
         self.closers[client] = lambda: asyncio.ensure_future(ws.close(1008, "token revoked"))
         sender: asyncio.Task[None] | None = None
@@ -140,11 +153,13 @@ class AcpEndpoint:
             await ws.accept(
                 headers=[(CONNECTION_HEADER.lower().encode(), uuid.uuid4().hex.encode())]
             )
+            outbox.receiving = True
             sender = asyncio.ensure_future(_send_frames(ws, outbox))
             await _receive_frames(ws, client)
         finally:
             self.connections -= 1
             self.closers.pop(client, None)
+            self.outboxes.discard(outbox)
             if sender is not None:
                 sender.cancel()
             await client.close()

@@ -90,6 +90,11 @@ class SessionHub:
         self.channels.pop(session_id, None)
         return self.sessions.pop(session_id, None)
 
+    async def stop_turns(self) -> None:
+        """Every running turn stopped and its prompt answered (`cancelled`) while its
+        clients are still connected: the first step of a server's stop."""
+        await asyncio.gather(*(s.stop_turns() for s in list(self.sessions.values())))
+
     async def shutdown(self) -> None:
         self.channels.clear()
         await close_all(self.sessions)

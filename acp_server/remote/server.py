@@ -29,6 +29,9 @@ from acp_server.remote.tokens import TokenBook, TokenError
 logger = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8765
+STOP_TURNS_S = 15.0
+"""At a stop: how long running turns get to be answered before the connections close."""
+FLUSH_S = 2.0
 
 
 def add_serve_options(parser: argparse.ArgumentParser) -> None:
@@ -213,8 +216,25 @@ async def serve_remote(args: argparse.Namespace, flags: Any, tokens: TokenBook |
     # sessions close: the signals only ask it to stop here.
     server.capture_signals = contextlib.nullcontext  # type: ignore[assignment]
     loop = asyncio.get_running_loop()
+    stopping: list[asyncio.Task[None]] = []
+
+    async def stop() -> None:
+        """Running turns answered (`cancelled`) while their clients are connected, then
+        the server stops; bounded, and a failure still stops it."""
+        try:
+            await asyncio.wait_for(hub.stop_turns(), STOP_TURNS_S)
+            await endpoint.flush(FLUSH_S)
+        except Exception:  # noqa: BLE001 (logged; the stop goes on)
+            logger.exception("stopping the running turns failed")
+        finally:
+            server.should_exit = True
+
+    def on_signal() -> None:
+        if not stopping:
+            stopping.append(asyncio.ensure_future(stop()))
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, lambda: setattr(server, "should_exit", True))
+        loop.add_signal_handler(signum, on_signal)
     scheme = ("wss", "https") if tls else ("ws", "http")
     logger.warning(
         "serving ACP on %s://%s:%d/acp and %s://%s:%d/acp (%s)",

@@ -4,6 +4,7 @@ process on loopback, sessions that outlive connections, two clients on one sessi
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -284,3 +285,28 @@ async def test_the_server_stops_cleanly_with_clients_still_connected(
     assert records and "Recorded" in records[0].read_text()
     await ws_client.close()
     await http_client.close()
+
+
+@pytest.mark.parametrize("kind", ["ws", "http"])
+async def test_the_prompt_running_at_sigterm_is_answered_before_its_connection_closes(
+    kind: str, tmp_path: Path, fake_gemini: FakeGeminiServer
+) -> None:
+    """A server asked to stop (SIGTERM) cancels the running turn and answers its prompt
+    `cancelled` while the client is still connected, then exits 0 (issue 33.6)."""
+    ws = workspace(tmp_path)
+    hang = HangPoint()
+    fake_gemini.add(text_response(["Working ", "on it"]).hang_after(1, hang))
+    server = await start_serve(tmp_path / "home", fake_gemini.base_url)
+    try:
+        async with remote(kind, server) as client:
+            session_id = await client.new_session(ws)
+            turn = client.start("session/prompt", client.prompt_params(session_id, "go"))
+            await hang.wait_reached_async()
+            await client.wait_until(lambda: client.text_of(session_id) == "Working ")
+            server.process.send_signal(signal.SIGTERM)
+            answer = await asyncio.wait_for(turn, 60)
+            assert answer == {"stopReason": "cancelled"}
+            assert await asyncio.wait_for(server.process.wait(), 60) == 0
+    finally:
+        hang.release()
+        assert await server.stop() == 0, server.log()
