@@ -89,6 +89,7 @@ class SessionChannel:
         """The updates sent, as made (not yet in any client's form), by cursor."""
         self.opened = now_cursor()
         self._cursor = self.opened - 1
+        self._dropped = False
         self.last_activity = asyncio.get_running_loop().time()
         """When a client came or went, or an update or question went out (loop time)."""
         self._questions: list[_Question] = []
@@ -99,6 +100,14 @@ class SessionChannel:
     @property
     def cursor(self) -> int:
         return self._cursor
+
+    @property
+    def log_start(self) -> int:
+        """From this cursor on the log holds every update sent: since the channel
+        opened, or since its oldest kept update once the log dropped older ones."""
+        if self._dropped and self._log:
+            return self._log[0][0]
+        return self.opened
 
     @property
     def asking(self) -> bool:
@@ -151,6 +160,7 @@ class SessionChannel:
         cursor = None
         if method == "session/update" and isinstance(made, dict):
             self._cursor = cursor = max(self._cursor + 1, now_cursor())
+            self._dropped = self._dropped or len(self._log) == self._log.maxlen
             self._log.append((cursor, made))
         forms: dict[ClientUpdates, list[Any]] = {}
         for conn in list(self.clients):

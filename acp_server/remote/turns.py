@@ -12,9 +12,12 @@ layer's `SessionHub`; issue 24).
   is sent the current turn state (`running`, `requires_action` or `idle` with the
   last stop reason, a snapshot: not a new completion), which a resume's answer also
   carries in its `_meta`.
-- A `replayFrom` cursor older than this instance's channel (`SessionChannel.opened`)
-  is a time in the session's history: the record is replayed from the turn that was
-  running then (its prompt's message), as `session/load` shows it.
+- A `replayFrom` cursor older than what this instance's channel logs
+  (`SessionChannel.log_start`: since it opened, or since the oldest update it kept) is
+  a time in the session's history: the record is replayed from there up to the log's
+  start (`record_window`: after the last turn that ended by the cursor, as each turn's
+  end is kept in the record, `adkAcpTurnEnds`), then the log; each update once, in
+  order.
 """
 
 from __future__ import annotations
@@ -62,6 +65,11 @@ logger = logging.getLogger(__name__)
 
 LAST_TURN_KEY = "adkAcpLastTurn"
 """Record metadata: `{"stopReason": ...}` (or `{"error": ...}`) of the last turn."""
+TURN_ENDS_KEY = "adkAcpTurnEnds"
+"""Record metadata: `[cursor, messages]` per turn (the newest `TURN_ENDS_KEPT`): the
+cursor of the turn's last update and how many messages the record held then, so a
+client's cursor tells which turns it saw to their end (`record_window`)."""
+TURN_ENDS_KEPT = 200
 
 
 def reporting_prompt(
@@ -91,9 +99,14 @@ def turn_ended(
     if session is None or session.running:  # closed, or a queued message runs on
         return
     recorder = session.agent.recorder
-    if recorder is not None:
-        recorder.recording.set_metadata(**{LAST_TURN_KEY: end})
     channel = hub.channels.get(session_id)
+    if recorder is not None:
+        recording = recorder.recording
+        ends = recording.metadata.get(TURN_ENDS_KEY)
+        ends = ends if isinstance(ends, list) else []
+        if channel is not None:
+            ends = [*ends, [channel.cursor, len(list(recording.messages))]][-TURN_ENDS_KEPT:]
+        recording.set_metadata(**{LAST_TURN_KEY: end, TURN_ENDS_KEY: ends})
     if channel is not None and conn not in channel.clients:
         found = turn_state("idle", end.get("stopReason"), end.get("error"))
         update = turn_state_update(found)
@@ -125,8 +138,8 @@ def after_reopen(
         return answer
     channel = hub.channel(session_id)
     if cursor is not None:
-        if cursor < channel.opened:
-            replay_record_since(state, session, cursor)
+        if cursor < channel.log_start:
+            replay_record_since(state, session, cursor, channel.log_start)
         channel.replay_since(state.remote_conn, cursor)
     found = state_of(hub, session)
     session.send_update(turn_state_update(found))
@@ -137,16 +150,18 @@ def after_reopen(
     return answer
 
 
-def replay_record_since(state: RemoteState, session: AcpSession, cursor: int) -> None:
-    """The record from the turn running at `cursor` (microseconds since the epoch)."""
+def replay_record_since(state: RemoteState, session: AcpSession, cursor: int, until: int) -> None:
+    """What the record holds between `cursor` and `until` (microseconds since the
+    epoch; from `until` on the channel's log has every update), see `record_window`."""
     recorder = session.agent.recorder
     if recorder is None:
         return
     recording = recorder.recording
     messages = list(recording.messages)
-    start = first_of_turn_at(messages, cursor)
+    ends = recording.metadata.get(TURN_ENDS_KEY)
+    start, end = record_window(messages, cursor, until, ends if isinstance(ends, list) else None)
     for update in replay_updates(
-        messages[start:],
+        messages[start:end],
         recording.metadata,
         mode=session.agent.mode,
         config_options=state.config_options.options(session.agent),
@@ -157,10 +172,35 @@ def replay_record_since(state: RemoteState, session: AcpSession, cursor: int) ->
             session.send_update(update)
 
 
+def record_window(
+    messages: list[Any], cursor: int, until: int, ends: list[Any] | None = None
+) -> tuple[int, int]:
+    """The record's messages a client that saw everything up to `cursor` is missing,
+    up to `until` (what the channel's log holds from then on is sent from the log).
+    It starts after the last turn that ended at or before `cursor` (`ends`: the
+    `TURN_ENDS_KEY` pairs, each turn's last update's cursor and the record's length
+    then), else at the prompt of the turn running at `cursor` (the record has no finer
+    steps than a message); it stops at the first message recorded at or after `until`."""
+    start = first_of_turn_at(messages, cursor)
+    for end in ends or []:
+        if (
+            isinstance(end, list) and len(end) == 2 and all(isinstance(n, int) for n in end)
+            and end[0] <= cursor and start <= end[1] <= len(messages)
+        ):  # fmt: skip
+            start = end[1]
+    stop = _at(until)
+    end_index = next(
+        (i for i in range(start, len(messages)) if (t := _time(messages[i].get("timestamp")))
+         is not None and t >= stop),
+        len(messages),
+    )  # fmt: skip
+    return start, end_index
+
+
 def first_of_turn_at(messages: list[Any], cursor: int) -> int:
     """The index of the user message that started the turn running at `cursor` (the
     last one recorded at or before it); 0 if none was."""
-    at = datetime.fromtimestamp(cursor / 1_000_000, UTC)
+    at = _at(cursor)
     start = 0
     for index, message in enumerate(messages):
         if message.get("type") != "user":
@@ -170,6 +210,10 @@ def first_of_turn_at(messages: list[Any], cursor: int) -> int:
             break
         start = index
     return start
+
+
+def _at(cursor: int) -> datetime:
+    return datetime.fromtimestamp(cursor / 1_000_000, UTC)
 
 
 def _time(value: Any) -> datetime | None:

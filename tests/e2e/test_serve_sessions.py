@@ -310,3 +310,46 @@ async def test_the_prompt_running_at_sigterm_is_answered_before_its_connection_c
     finally:
         hang.release()
         assert await server.stop() == 0, server.log()
+
+
+async def test_a_resume_from_any_cursor_replays_each_update_once(
+    tmp_path: Path, fake_gemini: FakeGeminiServer
+) -> None:
+    """A cursor older than what the instance logs (from before the session was let go
+    for idleness, or 0) gets the record up to where the log starts, then the log: a turn
+    it saw to its end is not sent again, a later turn once (issue 33.6)."""
+    ws = workspace(tmp_path)
+    fake_gemini.add(text_response(["Answer ", "one."]), text_response(["Answer ", "two."]))
+    server = await start_serve(
+        tmp_path / "home", fake_gemini.base_url, "--session-idle-timeout", "1"
+    )
+    resume = {"cwd": str(ws), "mcpServers": []}
+    try:
+        async with remote("ws", server) as first:
+            session_id = await first.new_session(ws)
+            await first.request("session/prompt", first.prompt_params(session_id, "one"))
+            seen = first.last_cursor()
+        resume["sessionId"] = session_id
+        let_go = f"session {session_id} let go (idle)"
+        for _ in range(600):
+            if let_go in server.log():
+                break
+            await asyncio.sleep(0.1)
+        assert let_go in server.log()
+        async with remote("http", server) as second:  # opens it again: a new log
+            await second.request("session/resume", resume)
+            await second.request("session/prompt", second.prompt_params(session_id, "two"))
+            for kind, cursor, expected in (("ws", seen, "Answer two."),
+                                           ("http", 0, "Answer one.Answer two.")):  # fmt: skip
+                async with remote(kind, server) as late:
+                    meta = {"adkAcp": {"replayFrom": cursor}}
+                    await late.request("session/resume", {**resume, "_meta": meta})
+                    assert late.text_of(session_id) == expected, (cursor, late.notifications)
+                    cursors = [
+                        n["params"]["_meta"]["adkAcp"]["cursor"]
+                        for n in late.notifications
+                        if "cursor" in n["params"].get("_meta", {}).get("adkAcp", {})
+                    ]
+                    assert cursors == sorted(set(cursors))  # the log's part: once, in order
+    finally:
+        assert await server.stop() == 0, server.log()
