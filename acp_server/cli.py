@@ -36,6 +36,15 @@ WARM_HELP = "serve cold: neither use nor start the warm per-user server (or ADK_
 EXIT_GRACE_S = 0.8
 
 
+COMMANDS_HELP = """commands:
+  adk-acp [options]          the stdio agent an editor starts (Zed, VS Code, acpx)
+  adk-acp -p TEXT [options]  one prompt in a terminal, as Gemini CLI's -p (also --demo)
+  adk-acp --login            save a Gemini API key for the agent
+  adk-acp serve [options]    serve the agent over WebSocket and HTTP (serve --help)
+  adk-acp connect URL        bridge a stdio editor to a served agent (connect --help)
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
@@ -43,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="adk-acp",
         description="A coding agent for editors: speaks the Agent Client Protocol (ACP) on stdio "
         "and runs Gemini models on Google ADK with Gemini CLI's services.",
+        epilog=COMMANDS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_agent_options(parser)
     _add_log_options(parser)

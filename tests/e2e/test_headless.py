@@ -318,3 +318,13 @@ def test_help_lists_the_headless_flags() -> None:
     assert done.returncode == 0
     for flag in ("-p TEXT, --prompt TEXT", "--output-format", "stream-json", "--demo"):
         assert flag in done.stdout
+
+
+def test_help_lists_the_subcommands_one_line_each() -> None:
+    """`adk-acp --help` names `serve` and `connect` (issue 33.7), each with its line."""
+    done = subprocess.run([*AGENT, "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    commands = done.stdout.split("commands:", 1)[1].splitlines()
+    for command in ("adk-acp serve ", "adk-acp connect ", "adk-acp --login", "adk-acp -p "):
+        (line,) = [each for each in commands if each.strip().startswith(command)]
+        assert len(line.split(None, 3)) == 4, line  # the command, then what it does
