@@ -15,12 +15,15 @@ other process is told why and where, at once. The session's own check under its 
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from runtime.services.session_store import LeaseHandoff
 
 if TYPE_CHECKING:
+    from acp_server.remote.channel import SessionChannel
     from acp_server.session import AcpSession
     from acp_server.state import ServerState
 
@@ -32,15 +35,59 @@ WHERE = "in an editor (adk-acp over stdio)"
 ADVICE = "let it end there (or cancel it, or close the session in that editor) and try again"
 
 
-def busy(session: AcpSession) -> str | None:
-    """None when the session is idle here; otherwise why it is kept, and where."""
-    if session.asking:
-        return f"a permission request waits there for an answer, {WHERE}"
-    if session.running:
-        return f"a turn runs there, {WHERE}"
+class Busy(enum.Enum):
+    """Why a session is kept where it is (the one answer to "is it busy", for the stdio
+    agent and for `serve`'s hub alike); its value is what the other process is told."""
+
+    OPENING = "it is opening there"
+    CLIENTS = "client(s) attached there"
+    ASKING = "a permission request waits there for an answer"
+    TURN = "a turn runs there"
+    COMMAND = "a command runs there"
+    """A slash command (`/compress` calls the model): `Handover.busy` with no turn."""
+
+    def told(self, where: str | None = None, clients: int = 0) -> str:
+        text = f"{clients} {self.value}" if self is Busy.CLIENTS else self.value
+        return f"{text}, {where}" if where else text
+
+
+def busy(session: AcpSession | None, channel: SessionChannel | None = None) -> Busy | None:
+    """None when nobody uses the session here; otherwise why it is kept. `channel`: the
+    hub's fan-out of a `serve` session (its clients, its questions)."""
+    if session is None:
+        return Busy.OPENING
+    if channel is not None and channel.clients:
+        return Busy.CLIENTS
+    if session.asking or (channel is not None and channel.asking):
+        return Busy.ASKING
+    if session.running or session.agent.protocol.active:
+        return Busy.TURN
     if session.agent.handover.busy:
-        return f"a command runs there, {WHERE}"
+        return Busy.COMMAND
     return None
+
+
+async def poll(period_s: float, tick: Callable[[], Awaitable[bool]], what: str) -> None:
+    """`tick()` every `period_s` until cancelled, or until it answers False; a failing
+    tick is logged and the next one tries again (the server keeps serving)."""
+    while True:
+        await asyncio.sleep(period_s)
+        try:
+            if not await tick():
+                return
+        except Exception:
+            logger.exception("%s failed", what)
+
+
+async def answer_asks(
+    store: LeaseHandoff, refusal: Callable[[str], Awaitable[tuple[str, str | None] | None]]
+) -> None:
+    """Each session another process waits for: `refusal(id)` lets it go (None) or says
+    why it is kept (and what to do), which the other process is told at once."""
+    for session_id in await store.wanted():
+        refused = await refusal(session_id)
+        if refused is not None:
+            await store.refuse(session_id, *refused)
 
 
 class StdioHandoff:
@@ -51,13 +98,7 @@ class StdioHandoff:
 
     async def run(self) -> None:
         """Until cancelled (the server's end), or for good on a store of one process."""
-        while True:
-            await asyncio.sleep(POLL_S)
-            try:
-                if not await self.tick():
-                    return  # a store nobody else shares: nothing will ever be asked
-            except Exception:  # the next tick tries again; the server keeps serving
-                logger.exception("answering hand-off asks failed")
+        await poll(POLL_S, self.tick, "answering hand-off asks")
 
     async def tick(self) -> bool:
         """Answer the asks waiting now; False when the store is not a shared one."""
@@ -66,13 +107,16 @@ class StdioHandoff:
         store = self.state.service.records()
         if not isinstance(store, LeaseHandoff):
             return False
-        for session_id in await store.wanted():
-            session = self.state.sessions.get(session_id)
-            if session is None:
-                continue
-            why = busy(session)
-            if why is None and await session.agent.handover.let_go():
-                continue
-            why = why or busy(session) or f"a turn runs there, {WHERE}"
-            await store.refuse(session_id, why, ADVICE)
+        await answer_asks(store, self._refusal)
         return True
+
+    async def _refusal(self, session_id: str) -> tuple[str, str | None] | None:
+        session = self.state.sessions.get(session_id)
+        if session is None:
+            return None  # not here (any more)
+        why = busy(session)
+        if why is None and await session.agent.handover.let_go():
+            return None
+        # `let_go` declined: a turn or a command started after the look
+        why = why or busy(session) or Busy.TURN
+        return why.told(WHERE), ADVICE

@@ -22,6 +22,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from acp_server.handoff import Busy, answer_asks, busy, poll
 from acp_server.state import one_at_a_time
 from runtime.services.session_store import LeaseHandoff
 
@@ -54,29 +55,16 @@ class HubUpkeep:
             self._task = None
 
     async def _run(self) -> None:
-        tick = min(HANDOFF_POLL_S, max(0.05, self.idle_timeout_s / 4))
-        while True:
-            await asyncio.sleep(tick)
-            try:
-                await self.tick()
-            except Exception:  # the next tick tries again; the hub keeps serving
-                logger.exception("the hub's upkeep failed")
+        async def tick() -> bool:
+            await self.tick()
+            return True
 
-    def quiet(self, session_id: str) -> str | None:
+        period = min(HANDOFF_POLL_S, max(0.05, self.idle_timeout_s / 4))
+        await poll(period, tick, "the hub's upkeep")
+
+    def quiet(self, session_id: str) -> Busy | None:
         """None when nobody uses the session here; otherwise why it is kept."""
-        session = self.hub.sessions.get(session_id)
-        channel = self.hub.channels.get(session_id)
-        if session is None:
-            return "it is opening there"
-        if channel is not None and channel.clients:
-            return f"{len(channel.clients)} client(s) attached there"
-        if channel is not None and channel.asking:
-            return "a permission request waits there for an answer"
-        if session.running or session.agent.protocol.active:
-            return "a turn runs there"
-        if session.agent.handover.busy:  # a slash command (e.g. /compress) with no client left
-            return "a command runs there"
-        return None
+        return busy(self.hub.sessions.get(session_id), self.hub.channels.get(session_id))
 
     async def tick(self) -> None:
         loop = asyncio.get_running_loop()
@@ -88,16 +76,20 @@ class HubUpkeep:
         if not self.hub.sessions:
             return
         store = self.hub.service.records()
-        if not isinstance(store, LeaseHandoff):
-            return
-        for session_id in await store.wanted():
-            if session_id not in self.hub.sessions:
-                continue
-            why = self.quiet(session_id)
-            if why is None:
-                await self.drop(session_id, "asked for by another instance")
-            elif why != "a turn runs there":  # a running turn's session goes when it ends
-                await store.refuse(session_id, why)
+        if isinstance(store, LeaseHandoff):
+            await answer_asks(store, self._refusal)
+
+    async def _refusal(self, session_id: str) -> tuple[str, str | None] | None:
+        if session_id not in self.hub.sessions:
+            return None  # not here
+        why = self.quiet(session_id)
+        if why is None:
+            await self.drop(session_id, "asked for by another instance")
+            return None
+        if why is Busy.TURN:  # a running turn's session goes when it ends
+            return None
+        channel = self.hub.channels.get(session_id)
+        return why.told(clients=len(channel.clients) if channel else 0), None
 
     async def drop(self, session_id: str, why: str) -> None:
         """Close a session nobody uses here; its lease goes with it. Under the lock its

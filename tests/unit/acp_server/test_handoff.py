@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_server.handoff import ADVICE, StdioHandoff, busy
+from acp_server.handoff import ADVICE, Busy, StdioHandoff, busy
 
 
 @dataclass
@@ -28,8 +28,14 @@ class FakeHandover:
 
 
 @dataclass
+class FakeProtocol:
+    active: bool = False
+
+
+@dataclass
 class FakeAgent:
     handover: FakeHandover = field(default_factory=FakeHandover)
+    protocol: FakeProtocol = field(default_factory=FakeProtocol)
 
 
 @dataclass
@@ -110,6 +116,11 @@ async def test_no_sessions_asks_nothing_and_a_store_of_one_process_stops_the_wat
     assert await _handoff(state).tick() is False
 
 
-def test_a_session_with_no_turn_is_not_busy() -> None:
+def test_a_session_with_no_turn_is_not_busy_and_each_reason_is_typed() -> None:
     session: Any = FakeSession()
     assert busy(session) is None
+    assert busy(None) is Busy.OPENING
+    assert busy(FakeSession(running=True)) is Busy.TURN  # type: ignore[arg-type]
+    assert busy(FakeSession(running=True, asking=True)) is Busy.ASKING  # type: ignore[arg-type]
+    assert Busy.CLIENTS.told(clients=2) == "2 client(s) attached there"
+    assert Busy.TURN.told("here") == "a turn runs there, here"

@@ -33,6 +33,7 @@ class Agent:
 @dataclass
 class Session:
     running: bool = False
+    asking: bool = False
     closed: bool = False
     agent: Agent = field(default_factory=Agent)
 
@@ -50,7 +51,7 @@ class Store:
     async def wanted(self) -> list[str]:
         return list(self.asked)
 
-    async def refuse(self, session_id: str, why: str) -> None:
+    async def refuse(self, session_id: str, why: str, advice: str | None = None) -> None:
         self.refused[session_id] = why
 
 
