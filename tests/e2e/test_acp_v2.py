@@ -7,9 +7,9 @@ sees the same turns in v1's shapes, checked against `schema/v1`.
 
 Long because each test is a whole v2 session (four turns, a cancel, two replays, a close)
 through one agent process and one node client: the cheapest way through every v2 part.
-On stdio the session goes on with the parts v2 takes from v1's features: a compression,
-the fallback-model form, a subagent's child session, Plan mode's plan file, a fork with
-a system prompt (`check_more_on_stdio`)."""
+On stdio, and on `serve` over WebSocket and Streamable HTTP, the session goes on with the
+parts v2 takes from v1's features: a compression, the fallback-model form, a subagent's
+child session, Plan mode's plan file, a fork with a system prompt (`check_more_on_stdio`)."""
 
 from __future__ import annotations
 
@@ -167,10 +167,11 @@ def test_the_typescript_v2_client_over_stdio(tmp_path: Path) -> None:
 
 
 def check_more_on_stdio(report: dict[str, Any], home: Path) -> None:
-    """`ts_v2.mjs`'s `moreOnStdio`: compaction, the fallback's form, a subagent, Plan
-    mode's plan, a fork."""
+    """`ts_v2.mjs`'s `moreOnStdio` (on stdio, and on serve with ADK_ACP_V2_MORE):
+    compaction, the fallback's form, a subagent, Plan mode's plan, a fork."""
     assert report["stops"][4:] == ["end_turn"] * 4
-    live = report["updates"][: len(report["updates"]) - len(report["replayed"])]
+    replays = len(report["replayed"]) + len(report.get("cursorReplayed") or [])
+    live = report["updates"][: len(report["updates"]) - replays]
     (compaction,) = [u for u in live if u["sessionUpdate"] == "compaction_update"]
     assert compaction["status"] == "completed" and compaction["compactionId"]
     assert "a file written" in compaction["summary"][0]["text"]
@@ -292,3 +293,39 @@ async def _v2_beside(
             process.kill()
     report: dict[str, Any] = json.loads(report_path.read_text())
     return report
+
+
+@pytest.mark.parametrize("kind", ["ws", "http"])
+async def test_the_typescript_v2_client_whole_over_serve(kind: str, tmp_path: Path) -> None:
+    """ACP v2 whole over `adk-acp serve` (issue 33.3): the v2 client's whole session,
+    then the parts v2 takes from v1's features (a compression, the fallback's form, a
+    subagent's child session, Plan mode's plan file, a fork with a system prompt), over
+    WebSocket and Streamable HTTP, every message checked against `schema/v2`."""
+    clients = node_clients()
+    home, workspace, env = _setting(tmp_path)
+    with_a_bad_setting(workspace)
+    for name, content in REVIEW_FILES.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(content)
+    script = tmp_path / "model.jsonl"
+    script.write_text("\n".join(model_lines(workspace, *more_on_stdio(tmp_path))) + "\n")
+    served = await start_serve(
+        home, None, "--insecure-loopback", "--fake-responses", str(script),
+        HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+    )  # fmt: skip
+    report_path = tmp_path / "report.json"
+    try:
+        process = await asyncio.create_subprocess_exec(
+            str(clients.node), str(client_script(clients, "ts_v2.mjs")),
+            served.ws_url if kind == "ws" else served.http_url,
+            str(workspace), str(report_path), kind, "-",
+            cwd=str(clients.root), env={**env, "ADK_ACP_V2_MORE": "1"},
+        )  # fmt: skip
+        assert await asyncio.wait_for(process.wait(), 170) == 0
+    finally:
+        code = await served.stop()
+    assert code == 0, served.log()
+    report: dict[str, Any] = json.loads(report_path.read_text())
+    check_v2_client(report, workspace)
+    assert report["cursor"] == {"ok": True}  # the hub's numbered updates
+    check_more_on_stdio(report, home)

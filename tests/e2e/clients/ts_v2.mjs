@@ -4,8 +4,9 @@
 // cancelled while it runs), the list, a resume replaying from the start and one from a hub
 // cursor, the close, auth/login and auth/logout. Every message, both ways, is checked
 // against schema/v2/schema.json (and kept in `report.wire` for the per-method check on the
-// Python side). On stdio, before the list: a compression, a model fallback asked as a
-// form, a subagent, Plan mode's plan, a fork with a system prompt (`moreOnStdio`).
+// Python side). On stdio (and on serve with ADK_ACP_V2_MORE set), before the list: a
+// compression, a model fallback asked as a form, a subagent, Plan mode's plan, a fork with
+// a system prompt (`moreOnStdio`).
 // Usage: node ts_v2.mjs <agent argv as JSON | url> <workspace> <report.json>
 //        [<stdio|ws|http> <token or -> <session id file> <attached file>]
 // With the last two, the session's id is written to the first, and the turns wait until
@@ -94,7 +95,7 @@ await runReported(child, report, reportPath, () => (
     await running;
     await ctx.notify(acp.methods.agent.session.cancel, { sessionId });
     await long;
-    if (kind === "stdio") await moreOnStdio(ctx, session, sessionId);
+    if (kind === "stdio" || process.env.ADK_ACP_V2_MORE) await moreOnStdio(ctx, session, sessionId);
     session.dispose();
     const listed = await ctx.request(acp.methods.agent.session.list, { cwd: workspace });
     report.listed = listed.sessions.map((s) => s.sessionId);
