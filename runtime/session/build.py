@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from runtime.services.hooks import HookRunner
     from runtime.services.loop_detection import LoopVerdict
     from runtime.tools.base import GcliTool, ToolEnv
+    from runtime.tools.io.sandbox import Sandbox
     from runtime.tools.policy.engine import PolicyEngine
     from runtime.tools.scheduling.scheduler import Scheduler
 
@@ -142,8 +143,12 @@ def build_scheduler(
     from runtime.tools.scheduling.scheduler import Scheduler
 
     config = spec.config
+    sandbox = session_sandbox(spec, roots)
     policy = PolicyEngine(
-        workspace_root=config.workspace, user_home=config.home, plans_dir=config.temp_dir / "plans"
+        workspace_root=config.workspace,
+        user_home=config.home,
+        plans_dir=config.temp_dir / "plans",
+        sandboxed=sandbox.active,
     )
     for problem in policy.load_errors:
         logger.warning("policy file problem: %s", problem)
@@ -151,7 +156,7 @@ def build_scheduler(
     tools = session_tools(spec, policy, link, create_child)
     scheduler = Scheduler(
         tools=tools,
-        env=tool_env(spec, roots, link),
+        env=tool_env(spec, roots, link, sandbox),
         policy=policy,
         mode_getter=link.mode,
         on_mode_change=link.engine_changed_mode,
@@ -168,8 +173,26 @@ def build_scheduler(
     return SchedulerParts(scheduler=scheduler, tools=dict(tools), policy=policy)
 
 
-def tool_env(spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink) -> ToolEnv:
-    """What the tools get: roots, the editor's I/O, the temp dir, the memory hooks."""
+def session_sandbox(spec: SessionSpec, roots: tuple[Path, ...]) -> Sandbox:
+    """The sandbox of the session's commands, for its roots (`runtime.tools.io.sandbox`)."""
+    from runtime.services.secrets import allowlist_from
+    from runtime.tools.io.sandbox import Sandbox
+
+    config = spec.config
+    return Sandbox.for_session(
+        config.sandbox,
+        roots=roots,
+        home=config.home,
+        env=config.env,
+        env_allowlist=allowlist_from(config.settings),
+    )
+
+
+def tool_env(
+    spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink, sandbox: Sandbox | None = None
+) -> ToolEnv:
+    """What the tools get: roots, the editor's I/O, the temp dir, the memory hooks, the
+    commands' sandbox."""
     from runtime.services.secrets import allowlist_from
     from runtime.tools.base import ToolEnv
     from runtime.tools.catalog import CONTENT_GENERATOR_KEY, MEMORY_SAVED_KEY, USER_HOME_KEY
@@ -183,7 +206,9 @@ def tool_env(spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink) -> T
         session_id=spec.session_id,
         temp_dir=config.temp_dir,
         files=FileAccess(spec.host),
-        commands=CommandRunner(spec.host, env_allowlist=allowlist_from(config.settings)),
+        commands=CommandRunner(
+            spec.host, env_allowlist=allowlist_from(config.settings), sandbox=sandbox
+        ),
         extra={USER_HOME_KEY: config.home, CONTENT_GENERATOR_KEY: lambda: link.session.generator},
     )
     if spec.system_prompt is None:  # a session whose prompt reads the context files

@@ -6,7 +6,8 @@ MCP tools too).
   `.git/`, is asked in every mode (yolo too) unless a rule naming the call's
   arguments allows it.
 - `read_only_shell`: in auto edit, a shell command that no workspace, user or
-  session rule decided runs unasked when `read_only` classifies it as read-only.
+  session rule decided runs unasked when `read_only` classifies it as read-only, or
+  when the session's commands run in a sandbox.
 - `GitWrites`: the workspaces in which something was written under `.git/`; from
   then on git commands are not read-only there (hooks and config run code).
 - `default_deny`: plan mode's built-in catch-all denied the call (not a user rule).
@@ -92,14 +93,21 @@ def shell_context(root: Path, args: dict[str, Any]) -> ShellContext:
     )
 
 
-def read_only_shell(root: Path, args: dict[str, Any], verdict: PolicyDecision) -> PolicyDecision:
-    """Auto edit: a read-only command that only the built-in rules decided runs unasked."""
+def read_only_shell(
+    root: Path, args: dict[str, Any], verdict: PolicyDecision, sandboxed: bool = False
+) -> PolicyDecision:
+    """Auto edit: a read-only command that only the built-in rules decided runs unasked;
+    with a sandbox, any such command does (confined)."""
     command = args.get("command")
     if verdict.decision != "ask_user" or not isinstance(command, str):
         return verdict
     if verdict.rule is not None and verdict.rule.tier != Tier.DEFAULT:
         return verdict
     problem = read_only_problem(command.strip(), shell_context(root, args))
+    if problem is not None and sandboxed:
+        return PolicyDecision(
+            decision="allow", rule=None, reason=f"runs in the sandbox (not read-only: {problem})"
+        )
     if problem is not None:
         return PolicyDecision(
             decision="ask_user", rule=verdict.rule, reason=f"not read-only: {problem}"
