@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from runtime.services.loop_detection import LoopVerdict
     from runtime.tools.base import GcliTool, ToolEnv
     from runtime.tools.io.sandbox import Sandbox
+    from runtime.tools.mcp.config import McpServerConfig
     from runtime.tools.policy.engine import PolicyEngine
     from runtime.tools.scheduling.scheduler import Scheduler
 
@@ -84,7 +85,7 @@ def build_hooks(spec: SessionSpec, link: SessionLink) -> HookRunner | None:
 
     config = spec.config
     recording = spec.recording
-    return HookRunner.from_settings(
+    runner = HookRunner.from_settings(
         config.settings,
         project_dir=config.workspace,
         cwd=config.workspace,
@@ -93,6 +94,9 @@ def build_hooks(spec: SessionSpec, link: SessionLink) -> HookRunner | None:
         env_allowlist=allowlist_from(config.settings),
         on_failure=link.notice,
     )
+    if runner is not None and config.sandbox.hooks:  # `hooksConfig.sandbox`
+        runner.sandbox = session_sandbox(spec, (config.workspace, *spec.additional_roots))
+    return runner
 
 
 def notification_hook(
@@ -245,6 +249,30 @@ def session_tools(
     return tools
 
 
+def sandboxed_servers(
+    configs: tuple[McpServerConfig, ...], spec: SessionSpec
+) -> tuple[McpServerConfig, ...]:
+    """The stdio servers whose settings entry asks for it (`"sandbox": true`) started
+    through the session's sandbox, when one is on."""
+    from dataclasses import replace
+
+    from runtime.tools.mcp.config import McpStdioServer
+
+    if not any(isinstance(c, McpStdioServer) and c.options.sandbox for c in configs):
+        return configs
+    sandbox = session_sandbox(spec, (spec.config.workspace, *spec.additional_roots))
+    if not sandbox.active:
+        return configs
+    wrapped: list[McpServerConfig] = []
+    for config in configs:
+        if isinstance(config, McpStdioServer) and config.options.sandbox:
+            cwd = Path(config.cwd) if config.cwd else spec.config.workspace
+            argv = sandbox.wrap([config.command, *config.args], cwd)
+            config = replace(config, command=argv[0], args=tuple(argv[1:]))
+        wrapped.append(config)
+    return tuple(wrapped)
+
+
 def build_mcp(
     spec: SessionSpec, scheduler: Scheduler, link: SessionLink, policy: PolicyEngine | None = None
 ) -> GcliMcpToolset | None:
@@ -262,6 +290,7 @@ def build_mcp(
         configs = tuple(c for c in configs if _names_a_tool_of(allowed, c.name))
     if not configs:
         return None
+    configs = sandboxed_servers(configs, spec)
     from runtime.adk.mcp_toolset import GcliMcpToolset
     from runtime.tools.mcp.servers import McpServers
 
