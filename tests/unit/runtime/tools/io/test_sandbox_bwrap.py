@@ -218,3 +218,13 @@ async def wait_sleepers(marker: str, count: int, timeout_s: float = 20.0) -> Non
         if loop.time() > deadline:
             raise AssertionError(f"{found} processes run {marker!r}, not {count}")
         await asyncio.sleep(0.05)
+
+
+def test_the_bench_measures_the_cost_beside_the_unsandboxed_command() -> None:
+    from bench.sandbox_bench import measure_sandbox
+
+    ensure_bwrap()
+    command, cost = measure_sandbox(3)
+    assert (command.key, cost.key) == ("sandbox_command", "sandbox_cost")
+    assert len(command.samples) == len(command.baseline) == len(cost.samples) == 3
+    assert command.ratio is not None and cost.target == 0.020
