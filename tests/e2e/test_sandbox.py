@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from tests.e2e.tools_harness import (
     response_text,
     start_agent,
     uses_editor,
+    wait_until,
 )
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response, text_response
 from tests.unit.runtime.tools.io.test_sandbox_bwrap import SECRET, connect, wait_sleepers
@@ -278,3 +280,58 @@ async def test_a_sandbox_that_cannot_run_is_told_and_claims_nothing(
     told = agent.text()
     assert "The workspace-write sandbox cannot run here" in told
     assert "No permissions to create new namespace" in told
+
+
+@pytest.mark.parametrize("confined", [True, False], ids=["hooksConfig-sandbox", "hooks-as-before"])
+async def test_hooks_run_in_the_sandbox_only_when_the_settings_ask(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, base: Path, confined: bool
+) -> None:
+    ws = base / "ws"
+    command = f"echo in > {ws}/hook-in.txt; echo out > {base}/hook-out.txt; true"
+    settings: dict[str, object] = {
+        "tools": {"sandbox": True},
+        "hooks": {
+            "BeforeTool": [{"matcher": "", "hooks": [{"type": "command", "command": command}]}]
+        },
+    }
+    if confined:
+        settings["hooksConfig"] = {"sandbox": True}
+    (base / "home" / ".gemini").mkdir(parents=True)
+    (base / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    fake_gemini.add(function_call_response(SHELL, {"command": "echo ran"}), text_response("done"))
+    agent = await start_agent(make_agent, base, fake_gemini, BARE, args=["--approval-mode", "yolo"])
+    assert await agent.prompt("go", timeout=90) == {"stopReason": "end_turn"}
+    assert (ws / "hook-in.txt").read_text() == "in\n"
+    assert (base / "hook-out.txt").exists() is not confined
+
+
+async def test_a_stdio_mcp_server_runs_in_the_sandbox_when_its_entry_asks(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, base: Path
+) -> None:
+    from tests.fakes.mcp_server import SCRIPT
+
+    ws = base / "ws"
+
+    def server(name: str, **extra: object) -> dict[str, object]:
+        pid_file = str(ws / f"{name}.pid")
+        return {
+            "command": sys.executable,
+            "args": [SCRIPT],
+            "env": {"FAKE_MCP_PID_FILE": pid_file},
+            **extra,
+        }
+
+    settings = {"mcpServers": {"boxed": server("boxed", sandbox=True), "free": server("free")}}
+    (base / "home" / ".gemini").mkdir(parents=True)
+    (base / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    fake_gemini.add(
+        function_call_response("mcp_boxed_echo", {"text": "from the box"}), text_response("done")
+    )
+    agent = await sandboxed_agent(make_agent, base, fake_gemini, BARE, "yolo")
+    assert await agent.prompt("go", timeout=120) == {"stopReason": "end_turn"}
+    (echoed,) = outputs(fake_gemini)
+    assert echoed == "from the box"  # the sandboxed server serves
+    await wait_until(lambda: (ws / "free.pid").exists(), 60, "the free server's pid file")
+    # in its own PID namespace the server is process 2 (bwrap's init is 1); the other is not
+    assert (ws / "boxed.pid").read_text() == "2"
+    assert int((ws / "free.pid").read_text()) > 2
