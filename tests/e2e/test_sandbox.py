@@ -335,3 +335,38 @@ async def test_a_stdio_mcp_server_runs_in_the_sandbox_when_its_entry_asks(
     # in its own PID namespace the server is process 2 (bwrap's init is 1); the other is not
     assert (ws / "boxed.pid").read_text() == "2"
     assert int((ws / "free.pid").read_text()) > 2
+
+
+RUNNER = """---
+name: runner
+description: Runs commands.
+tools: [run_shell_command]
+---
+You run the command you are given and report with complete_task.
+"""
+
+
+@pytest.mark.timeout(240)  # two sessions in one prompt
+async def test_a_subagents_commands_are_confined_as_the_main_agents(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, base: Path
+) -> None:
+    command = f"echo in > in.txt; echo out > {base}/outside.txt"
+    fake_gemini.add(
+        function_call_response("runner", {"task": "run it"}),  # the main agent
+        function_call_response(SHELL, {"command": command}),  # the subagent
+        function_call_response("complete_task", {"result": "ran"}),
+        text_response("done"),
+    )
+    agent = await start_agent(
+        make_agent,
+        base,
+        fake_gemini,
+        EDITOR,
+        args=["--approval-mode", "yolo", "--sandbox"],
+        files={".gemini/agents/runner.md": RUNNER},
+    )
+    assert await agent.prompt("go", timeout=180) == {"stopReason": "end_turn"}
+    assert (agent.workspace / "in.txt").read_text() == "in\n"
+    assert not (base / "outside.txt").exists()
+    ran = [o for o in outputs(fake_gemini) if "Read-only file system" in o]
+    assert len(ran) == 1  # the subagent's command, told that the sandbox stopped its write
