@@ -23,9 +23,16 @@ from typing import Any
 
 from runtime.tools.policy.defaults import EDIT_TOOLS
 from runtime.tools.policy.read_only import ShellContext, read_only_problem
+from runtime.tools.policy.read_only_args import glob_may_match_secret
 from runtime.tools.policy.rules import PolicyDecision, PolicyRule, Tier
-from runtime.tools.policy.sensitive import is_git_metadata, sensitive_reads, writes_git_dir
+from runtime.tools.policy.sensitive import (
+    is_git_metadata,
+    is_sensitive_file,
+    sensitive_reads,
+    writes_git_dir,
+)
 from runtime.tools.policy.shell_safety import SHELL_TOOL_NAME
+from runtime.tools.policy.shell_words import Word, shell_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +111,7 @@ def read_only_shell(
     if verdict.rule is not None and verdict.rule.tier != Tier.DEFAULT:
         return verdict
     problem = read_only_problem(command.strip(), shell_context(root, args))
-    if problem is not None and sandboxed:
+    if problem is not None and sandboxed and not names_secret(command):
         return PolicyDecision(
             decision="allow", rule=None, reason=f"runs in the sandbox (not read-only: {problem})"
         )
@@ -113,6 +120,22 @@ def read_only_shell(
             decision="ask_user", rule=verdict.rule, reason=f"not read-only: {problem}"
         )
     return PolicyDecision(decision="allow", rule=None, reason="a read-only command")
+
+
+def names_secret(command: str) -> bool:
+    """Whether a word of the command line names a file that may hold secrets, or is a
+    glob that may match one (`cat sub/.env`, `--key=server.pem`): the sandbox hides only
+    the top of the roots' `.env*`, so such a command stays asked."""
+    tokens = shell_tokens(command)
+    if tokens is None:
+        return True
+    for token in tokens:
+        if not isinstance(token, Word):
+            continue
+        for text in (token.text, token.text.split("=", 1)[-1]):
+            if is_sensitive_file(text) or (token.globs and glob_may_match_secret(text)):
+                return True
+    return False
 
 
 def record_git_write(root: Path, tool_name: str, args: dict[str, Any]) -> bool:
