@@ -370,3 +370,29 @@ async def test_a_subagents_commands_are_confined_as_the_main_agents(
     assert not (base / "outside.txt").exists()
     ran = [o for o in outputs(fake_gemini) if "Read-only file system" in o]
     assert len(ran) == 1  # the subagent's command, told that the sandbox stopped its write
+
+
+@pytest.mark.timeout(180)
+async def test_serve_confines_its_sessions_commands(
+    fake_gemini: FakeGeminiServer, base: Path
+) -> None:
+    from tests.e2e.remote_client import remote, start_serve
+
+    ws = base / "ws"
+    ws.mkdir()
+    command = f"echo in > in.txt; echo out > {base}/outside.txt"
+    fake_gemini.add(function_call_response(SHELL, {"command": command}), text_response("done"))
+    served = await start_serve(
+        base / "home", fake_gemini.base_url, "--sandbox", "--approval-mode", "yolo"
+    )
+    try:
+        async with remote("ws", served) as client:
+            session_id = await client.new_session(ws)
+            answer = await client.request("session/prompt", client.prompt_params(session_id, "go"))
+            assert answer == {"stopReason": "end_turn"}
+    finally:
+        assert await served.stop() == 0, served.log()
+    assert (ws / "in.txt").read_text() == "in\n"
+    assert not (base / "outside.txt").exists()
+    (ran,) = outputs(fake_gemini)
+    assert "Read-only file system" in ran
