@@ -228,3 +228,25 @@ def test_the_bench_measures_the_cost_beside_the_unsandboxed_command() -> None:
     assert (command.key, cost.key) == ("sandbox_command", "sandbox_cost")
     assert len(command.samples) == len(command.baseline) == len(cost.samples) == 3
     assert command.ratio is not None and cost.target == 0.020
+
+
+async def test_a_user_without_privileges_gets_the_same_sandbox(box: Box) -> None:
+    """CI runs as root; a normal user needs unprivileged user namespaces, which this
+    machine has when the command line runs as `nobody` too."""
+    if os.geteuid() != 0:  # already unprivileged: the tests above ran as such a user
+        return
+    setpriv = shutil.which("setpriv")
+    assert setpriv is not None, "util-linux's setpriv"
+    box.base.chmod(0o755)
+    box.ws.chmod(0o777)
+    sandbox = box.runner().sandbox
+    assert sandbox is not None
+    argv = sandbox.wrap(["sh", "-c", f"id -u; echo x > in.txt; echo y > {box.base}/out"], box.ws)
+    process = await asyncio.create_subprocess_exec(
+        setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *argv,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=box.ws,
+    )  # fmt: skip
+    output = (await process.communicate())[0].decode()
+    assert output.startswith("65534\n"), output
+    assert "Read-only file system" in output
+    assert (box.ws / "in.txt").read_text() == "x\n" and not (box.base / "out").exists()
