@@ -396,3 +396,31 @@ async def test_serve_confines_its_sessions_commands(
     assert not (base / "outside.txt").exists()
     (ran,) = outputs(fake_gemini)
     assert "Read-only file system" in ran
+
+
+async def test_auto_edit_runs_a_projects_tests_without_asking(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, base: Path
+) -> None:
+    test_file = (
+        "import pathlib, unittest\n\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_writes_its_report(self):\n"
+        "        pathlib.Path('report.txt').write_text('passed')\n"
+    )
+    fake_gemini.add(
+        function_call_response(SHELL, {"command": "python3 -m unittest test_x"}),
+        text_response("done"),
+    )
+    agent = await start_agent(
+        make_agent,
+        base,
+        fake_gemini,
+        BARE,
+        args=["--approval-mode", "autoEdit", "--sandbox"],
+        files={"test_x.py": test_file},
+    )
+    assert await agent.prompt("run the tests", timeout=90) == {"stopReason": "end_turn"}
+    assert not agent.client.permission_requests
+    (ran,) = outputs(fake_gemini)
+    assert "OK" in ran and "Exit Code" not in ran
+    assert (agent.workspace / "report.txt").read_text() == "passed"

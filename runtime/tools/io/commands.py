@@ -30,6 +30,7 @@ which reports them to the model.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import os
 import shutil
@@ -193,8 +194,7 @@ class CommandRunner:
 
     def unsandboxed(self) -> CommandRunner:
         """This runner without its sandbox (a run the user allowed outside it)."""
-        other = object.__new__(CommandRunner)
-        other.__dict__.update(self.__dict__)
+        other = copy.copy(self)
         other._sandbox = None
         return other
 
