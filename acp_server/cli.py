@@ -108,6 +108,16 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="initial approval mode of new sessions (default: default)",
     )
     parser.add_argument(
+        "--sandbox",
+        nargs="?",
+        const="workspace-write",
+        choices=["workspace-write", "read-only", "off"],
+        metavar="MODE",
+        help="run commands in a sandbox (bubblewrap; seatbelt on macOS): workspace-write "
+        "(the default MODE: writes only in the workspace, no network), read-only, or off "
+        "(else $ADK_ACP_SANDBOX, else tools.sandbox in settings; README: Sandbox)",
+    )
+    parser.add_argument(
         "--max-turns", type=int, metavar="N", help="stop a prompt after N model turns"
     )
     parser.add_argument("--max-tokens", type=int, metavar="N", help="stop a prompt after N tokens")
@@ -205,6 +215,7 @@ def _flags(args: argparse.Namespace) -> Any:
         max_time_s=args.max_time,
         sessions_dir=args.sessions_dir.resolve() if args.sessions_dir else None,
         store=args.store,
+        sandbox=args.sandbox,
     )
 
 

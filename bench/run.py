@@ -25,6 +25,8 @@ so read ratios and medians, never single numbers. Groups (`--only`):
 - `extensibility` — a BeforeTool + AfterTool hook pair's cost, `session/new` with three
   stdio MCP servers in settings (`bench/extensibility_bench.py`);
 - `cold`    — `session/new` sent right after `initialize` (info);
+- `sandbox` — a short command through `CommandRunner` in the workspace-write sandbox
+  beside the same command without it, and the cost per command (`bench/sandbox_bench.py`);
 - `oneshot` — an `acpx exec`-like client: `initialize` and `session/new` written
   together at spawn, the prompt as soon as the session id is known (info), plus an
   import-time profile of such a start explaining what dominates;
@@ -98,6 +100,7 @@ GROUPS = (
     "oneshot",
     "user",
     "first",
+    "sandbox",
 )
 
 
@@ -663,6 +666,10 @@ def run(
             found, found_notes = measure_first(box, max(2, runs), peer)
             metrics += found
             notes += found_notes
+        if "sandbox" in groups:
+            from bench.sandbox_bench import measure_sandbox
+
+            metrics += measure_sandbox(runs)
     return metrics, notes
 
 

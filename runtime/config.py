@@ -21,6 +21,7 @@ from typing import Any, Literal
 from runtime.credentials import saved_api_key
 from runtime.errors import AuthRequiredError, ConfigError
 from runtime.settings_text import check_types, expand_env, strip_json_comments
+from runtime.tools.io.sandbox.settings import OFF, SandboxSettings, resolve_sandbox
 from runtime.tools.policy.modes import ApprovalMode, is_mode
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ class AgentFlags:
     sessions_dir: Path | None = None
     store: str | None = None
     """`--store`: a `postgresql://` URL for sessions in a database (else the files)."""
+    sandbox: str | None = None
+    """`--sandbox [MODE]`: the sandbox of the commands (`runtime.tools.io.sandbox`)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,8 @@ class RuntimeConfig:
     env: dict[str, str] = field(default_factory=dict)
     settings_problems: tuple[str, ...] = ()
     """Fields of the settings files that were of the wrong type (ignored: defaults used)."""
+    sandbox: SandboxSettings = OFF
+    """The sandbox of the session's commands (`runtime.tools.io.sandbox.settings`)."""
 
     def with_model(self, model: str) -> RuntimeConfig:
         return replace(self, model=model)
@@ -231,6 +236,10 @@ def resolve_config(
         problems += (problem,)
     if flags.approval_mode is not None:
         approval = flags.approval_mode
+    sandbox, sandbox_problems = resolve_sandbox(
+        flags.sandbox, env, *_user_and_workspace(workspace, home, env)
+    )
+    problems += sandbox_problems
     return RuntimeConfig(
         workspace=workspace,
         model=str(model),
@@ -242,7 +251,18 @@ def resolve_config(
         home=home,
         env=env,
         settings_problems=problems,
+        sandbox=sandbox,
     )
+
+
+def _user_and_workspace(
+    workspace: Path, home: Path, env: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The user's and the workspace's settings apart (the sandbox reads them so)."""
+    user = read_settings(home / ".gemini" / "settings.json", env).data
+    if workspace.resolve() == home.resolve():
+        return user, {}
+    return user, read_settings(workspace / ".gemini" / "settings.json", env).data
 
 
 def resolve_sessions_dir(flags: AgentFlags, env: dict[str, str], home: Path) -> Path:

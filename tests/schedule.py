@@ -30,6 +30,7 @@ SECONDS = {
     "tests/e2e/test_session_commands.py": 50,
     "tests/e2e/test_spine_protocol.py": 46,
     "tests/e2e/test_serve_sessions.py": 43,
+    "tests/e2e/test_sandbox.py": 60,
     "tests/e2e/test_nothing_silent.py": 38,
     "tests/e2e/test_acp_v2.py": 38,
     "tests/e2e/test_serve_bench_smoke.py": 37,

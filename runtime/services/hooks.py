@@ -32,6 +32,7 @@ from typing import Any
 
 from runtime.protocol import now_iso
 from runtime.services.secrets import child_environment
+from runtime.tools.io.sandbox import Sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +157,10 @@ def _parse_output(stdout: str, stderr: str, exit_code: int) -> dict[str, Any]:
 
 
 class HookRunner:
-    """Runs one session's command hooks for any event (see the module docstring)."""
+    """Runs one session's command hooks for any event (see the module docstring).
+    `sandbox`: set when the settings ask for hooks to run in the session's sandbox."""
+
+    sandbox: Sandbox | None = None
 
     def __init__(
         self,
@@ -256,9 +260,12 @@ class HookRunner:
             "GEMINI_SESSION_ID": self._session_id,
             **hook.env,
         }
+        argv = ["/bin/sh", "-c", hook.command]  # what create_subprocess_shell runs
+        if self.sandbox is not None:  # `hooksConfig.sandbox`: confined as the commands
+            argv = self.sandbox.wrap(argv, self._cwd)
         try:
-            process = await asyncio.create_subprocess_shell(
-                hook.command,
+            process = await asyncio.create_subprocess_exec(
+                *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,

@@ -365,7 +365,8 @@ class AgentSession:
 
 def startup_notices(spec: SessionSpec, policy: PolicyEngine) -> list[str]:
     """What the user hears at a main session's first prompt, once: settings fields of the
-    wrong type (ignored, defaults used) and policy rules that could not be loaded."""
+    wrong type (ignored, defaults used), policy rules that could not be loaded, and a
+    sandbox asked for that cannot run here."""
     if spec.kind != "main":
         return []
     notices = []
@@ -375,6 +376,15 @@ def startup_notices(spec: SessionSpec, policy: PolicyEngine) -> list[str]:
     if policy.load_errors:
         lines = "\n".join(f"- {p}" for p in policy.load_errors)
         notices.append(f"Some policy rules could not be loaded and are not in force:\n{lines}")
+    sandbox = spec.config.sandbox
+    if sandbox.active and not policy.sandboxed:  # asked for, but it cannot run here
+        from runtime.tools.io.sandbox import Sandbox
+
+        problem = Sandbox.for_session(sandbox, roots=(), home=spec.config.home, env={}).problem
+        notices.append(
+            f"The {sandbox.mode} sandbox cannot run here: {problem}. Commands run without "
+            "a sandbox, and are asked for as without one."
+        )
     return notices
 
 

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from runtime.services.hooks import HookRunner
     from runtime.services.loop_detection import LoopVerdict
     from runtime.tools.base import GcliTool, ToolEnv
+    from runtime.tools.io.sandbox import Sandbox
+    from runtime.tools.mcp.config import McpServerConfig
     from runtime.tools.policy.engine import PolicyEngine
     from runtime.tools.scheduling.scheduler import Scheduler
 
@@ -83,7 +85,7 @@ def build_hooks(spec: SessionSpec, link: SessionLink) -> HookRunner | None:
 
     config = spec.config
     recording = spec.recording
-    return HookRunner.from_settings(
+    runner = HookRunner.from_settings(
         config.settings,
         project_dir=config.workspace,
         cwd=config.workspace,
@@ -92,6 +94,9 @@ def build_hooks(spec: SessionSpec, link: SessionLink) -> HookRunner | None:
         env_allowlist=allowlist_from(config.settings),
         on_failure=link.notice,
     )
+    if runner is not None and config.sandbox.hooks:  # `hooksConfig.sandbox`
+        runner.sandbox = session_sandbox(spec, (config.workspace, *spec.additional_roots))
+    return runner
 
 
 def notification_hook(
@@ -142,8 +147,12 @@ def build_scheduler(
     from runtime.tools.scheduling.scheduler import Scheduler
 
     config = spec.config
+    sandbox = session_sandbox(spec, roots)
     policy = PolicyEngine(
-        workspace_root=config.workspace, user_home=config.home, plans_dir=config.temp_dir / "plans"
+        workspace_root=config.workspace,
+        user_home=config.home,
+        plans_dir=config.temp_dir / "plans",
+        sandboxed=sandbox.active,
     )
     for problem in policy.load_errors:
         logger.warning("policy file problem: %s", problem)
@@ -151,7 +160,7 @@ def build_scheduler(
     tools = session_tools(spec, policy, link, create_child)
     scheduler = Scheduler(
         tools=tools,
-        env=tool_env(spec, roots, link),
+        env=tool_env(spec, roots, link, sandbox),
         policy=policy,
         mode_getter=link.mode,
         on_mode_change=link.engine_changed_mode,
@@ -168,8 +177,26 @@ def build_scheduler(
     return SchedulerParts(scheduler=scheduler, tools=dict(tools), policy=policy)
 
 
-def tool_env(spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink) -> ToolEnv:
-    """What the tools get: roots, the editor's I/O, the temp dir, the memory hooks."""
+def session_sandbox(spec: SessionSpec, roots: tuple[Path, ...]) -> Sandbox:
+    """The sandbox of the session's commands, for its roots (`runtime.tools.io.sandbox`)."""
+    from runtime.services.secrets import allowlist_from
+    from runtime.tools.io.sandbox import Sandbox
+
+    config = spec.config
+    return Sandbox.for_session(
+        config.sandbox,
+        roots=roots,
+        home=config.home,
+        env=config.env,
+        env_allowlist=allowlist_from(config.settings),
+    )
+
+
+def tool_env(
+    spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink, sandbox: Sandbox | None = None
+) -> ToolEnv:
+    """What the tools get: roots, the editor's I/O, the temp dir, the memory hooks, the
+    commands' sandbox."""
     from runtime.services.secrets import allowlist_from
     from runtime.tools.base import ToolEnv
     from runtime.tools.catalog import CONTENT_GENERATOR_KEY, MEMORY_SAVED_KEY, USER_HOME_KEY
@@ -183,7 +210,9 @@ def tool_env(spec: SessionSpec, roots: tuple[Path, ...], link: SessionLink) -> T
         session_id=spec.session_id,
         temp_dir=config.temp_dir,
         files=FileAccess(spec.host),
-        commands=CommandRunner(spec.host, env_allowlist=allowlist_from(config.settings)),
+        commands=CommandRunner(
+            spec.host, env_allowlist=allowlist_from(config.settings), sandbox=sandbox
+        ),
         extra={USER_HOME_KEY: config.home, CONTENT_GENERATOR_KEY: lambda: link.session.generator},
     )
     if spec.system_prompt is None:  # a session whose prompt reads the context files
@@ -220,6 +249,30 @@ def session_tools(
     return tools
 
 
+def sandboxed_servers(
+    configs: tuple[McpServerConfig, ...], spec: SessionSpec
+) -> tuple[McpServerConfig, ...]:
+    """The stdio servers whose settings entry asks for it (`"sandbox": true`) started
+    through the session's sandbox, when one is on."""
+    from dataclasses import replace
+
+    from runtime.tools.mcp.config import McpStdioServer
+
+    if not any(isinstance(c, McpStdioServer) and c.options.sandbox for c in configs):
+        return configs
+    sandbox = session_sandbox(spec, (spec.config.workspace, *spec.additional_roots))
+    if not sandbox.active:
+        return configs
+    wrapped: list[McpServerConfig] = []
+    for config in configs:
+        if isinstance(config, McpStdioServer) and config.options.sandbox:
+            cwd = Path(config.cwd) if config.cwd else spec.config.workspace
+            argv = sandbox.wrap([config.command, *config.args], cwd)
+            config = replace(config, command=argv[0], args=tuple(argv[1:]))
+        wrapped.append(config)
+    return tuple(wrapped)
+
+
 def build_mcp(
     spec: SessionSpec, scheduler: Scheduler, link: SessionLink, policy: PolicyEngine | None = None
 ) -> GcliMcpToolset | None:
@@ -237,6 +290,7 @@ def build_mcp(
         configs = tuple(c for c in configs if _names_a_tool_of(allowed, c.name))
     if not configs:
         return None
+    configs = sandboxed_servers(configs, spec)
     from runtime.adk.mcp_toolset import GcliMcpToolset
     from runtime.tools.mcp.servers import McpServers
 

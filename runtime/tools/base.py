@@ -54,6 +54,9 @@ class ToolResult:
     media: list[dict[str, str]] | None = None
     """Images or audio for the model (`{"mimeType", "data"}` base64), sent as inline data
     beside the function response (`ToolMediaProcessor`), not as text."""
+    sandbox_denial: str | None = None
+    """Why the sandbox probably stopped this call (a command): the scheduler may ask the
+    user to run it again outside the sandbox."""
 
 
 @dataclass

@@ -279,7 +279,7 @@ async def test_a_hard_link_counts_as_outside(
 async def test_a_killed_agent_takes_its_commands_with_it(
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "started"
+    marker = tmp_path / "ws" / "started"  # in the workspace: written with a sandbox on too
     command = f"touch {marker}; sleep 300 & sleep 300"
     fake_gemini.add(function_call_response("run_shell_command", {"command": command}))
     agent = await start_agent(

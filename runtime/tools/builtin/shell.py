@@ -157,6 +157,10 @@ class RunShellCommandTool(GcliTool):
             if result.timed_out
             else None
         )
+        if result.sandbox_denial is not None and error is None:
+            error = (
+                f"The command ran in a sandbox, which probably stopped it: {result.sandbox_denial}."
+            )
         display: tuple[DisplayContent, ...] = (
             DisplayTerminal(terminal_id=result.terminal_id, exit_code=result.exit_code)
             if result.terminal_id
@@ -172,12 +176,15 @@ class RunShellCommandTool(GcliTool):
             "terminal_id": result.terminal_id,
             "pid": result.pid,
         }
+        if result.sandboxed:
+            raw["sandboxed"] = True
         return ToolResult(
             llm_content=format_for_model(parsed.command, directory, result, error),
             display=display,
             is_error=result.timed_out,
             raw_output=raw,
             error_type="timeout" if result.timed_out else None,
+            sandbox_denial=result.sandbox_denial,
         )
 
     async def _background(

@@ -15,6 +15,11 @@ editor freed its terminal; a local process group gets SIGTERM, then SIGKILL for
 whatever is still alive after a short grace. A timeout does the same but returns
 a result with `timed_out=True`.
 
+With a sandbox (`runtime.tools.io.sandbox`), each command line is wrapped before it
+starts, locally or in the editor's terminal (`terminal/create` gets the bwrap command
+line); `unsandboxed()` is the same runner without it, for a run the user allowed
+outside the sandbox.
+
 Contract for the Host implementer: `TerminalHandle.wait_for_exit` must tolerate
 being cancelled (a timeout or a cancel); `kill` and `release` may be called on a
 terminal whose command has already ended; their failures are logged (the
@@ -25,13 +30,14 @@ which reports them to the model.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import os
 import shutil
 import signal
 import subprocess
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runtime.host import TERMINAL_STOP_WAIT_S, Host, TerminalExit, TerminalRequest, stop_terminal
@@ -39,6 +45,8 @@ from runtime.processes import register_group, unregister_group
 from runtime.protocol import DisplayContent, DisplayTerminal
 from runtime.services.secrets import child_environment
 from runtime.tools.io.process_group import group_alive, live_group_members, terminate_group
+from runtime.tools.io.sandbox import Sandbox
+from runtime.tools.io.sandbox.wrapper import Purpose
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +72,8 @@ class CommandResult:
     id) when it ran locally. `background_pids`: processes of the group still alive
     after the command exited (started with `&`). `cancelled` is never True in a
     result returned by `run` (a cancel re-raises) and exists for callers that
-    record a cancelled run themselves.
+    record a cancelled run themselves. `sandboxed`: it ran in the sandbox;
+    `sandbox_denial` says why the sandbox probably stopped it (None: it did not).
     """
 
     output: str
@@ -76,6 +85,8 @@ class CommandResult:
     terminal_id: str | None = None
     pid: int | None = None
     background_pids: tuple[int, ...] = ()
+    sandboxed: bool = False
+    sandbox_denial: str | None = None
 
 
 @dataclass(frozen=True)
@@ -160,7 +171,9 @@ class CommandRunner:
         drain_s: float = 0.2,
         env_allowlist: Sequence[str] = (),
         release_wait_s: float = TERMINAL_STOP_WAIT_S,
+        sandbox: Sandbox | None = None,
     ) -> None:
+        self._sandbox = sandbox if sandbox is not None and sandbox.active else None
         self._env_allowlist = tuple(env_allowlist)
         self._host = host
         self._use_terminal = bool(host is not None and host.capabilities.terminal)
@@ -173,6 +186,28 @@ class CommandRunner:
     @property
     def uses_editor_terminal(self) -> bool:
         return self._use_terminal
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The sandbox every command runs in (None: none, or it cannot run here)."""
+        return self._sandbox
+
+    def unsandboxed(self) -> CommandRunner:
+        """This runner without its sandbox (a run the user allowed outside it)."""
+        other = copy.copy(self)
+        other._sandbox = None
+        return other
+
+    def _wrapped(self, command: str, shell: str, cwd: Path, purpose: Purpose) -> list[str]:
+        argv = [shell, "-c", command]
+        return argv if self._sandbox is None else self._sandbox.wrap(argv, cwd, purpose)
+
+    def _judged(self, result: CommandResult) -> CommandResult:
+        """`result` marked as sandboxed, with the sandbox's probable denial."""
+        if self._sandbox is None:
+            return result
+        denial = self._sandbox.denial(result.output, result.exit_code)
+        return replace(result, sandboxed=True, sandbox_denial=denial)
 
     async def run(
         self,
@@ -188,10 +223,12 @@ class CommandRunner:
         they come, and `asyncio.CancelledError` after stopping the command.
         """
         if self._use_terminal and self._host is not None:
-            return await self._run_in_terminal(
+            result = await self._run_in_terminal(
                 self._host, command, cwd, timeout_s, output_limit, on_output
             )
-        return await self._run_local(command, cwd, timeout_s, output_limit, on_output)
+        else:
+            result = await self._run_local(command, cwd, timeout_s, output_limit, on_output)
+        return self._judged(result)
 
     # ------------------------------------------------------------ editor terminal
 
@@ -205,9 +242,10 @@ class CommandRunner:
         on_output: ProgressCallback | None,
     ) -> CommandResult:
         shell = "bash" if os.path.basename(self._local_shell) == "bash" else "sh"
+        argv = self._wrapped(command, shell, cwd, "terminal")
         request = TerminalRequest(
-            command=shell,
-            args=("-c", command),
+            command=argv[0],
+            args=tuple(argv[1:]),
             cwd=cwd,
             env=dict(NO_PAGER_ENV),
             output_byte_limit=output_limit,
@@ -253,9 +291,7 @@ class CommandRunner:
         buffer = _TailBuffer(output_limit)
         transport, protocol = await loop.subprocess_exec(
             lambda: _Collector(buffer),
-            self._local_shell,
-            "-c",
-            command,
+            *self._wrapped(command, self._local_shell, cwd, "local"),
             cwd=str(cwd),
             env={**child_environment(self._env_allowlist), **NO_PAGER_ENV},
             stdin=subprocess.DEVNULL,
@@ -338,17 +374,18 @@ class CommandRunner:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         # A short-lived launcher backgrounds the command and prints its pid, so no
         # process object of ours is left waiting for it.
-        launcher = 'setsid "$0" -c "$1" >"$2" 2>&1 </dev/null & echo $!'
+        launcher = 'log="$1"; shift; setsid "$@" >"$log" 2>&1 </dev/null & echo $!'
         if shutil.which("setsid") is None:
-            launcher = '"$0" -c "$1" >"$2" 2>&1 </dev/null & echo $!'
+            launcher = 'log="$1"; shift; "$@" >"$log" 2>&1 </dev/null & echo $!'
         proc = await asyncio.create_subprocess_exec(
             self._local_shell,
             "-c",
             launcher,
             self._local_shell,
-            command,
             str(log_path),
+            *self._wrapped(command, self._local_shell, cwd, "background"),
             cwd=str(cwd),
+            env={**child_environment(self._env_allowlist), **NO_PAGER_ENV},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -42,6 +42,9 @@ class McpOptions:
     include_tools: tuple[str, ...] = ()
     exclude_tools: tuple[str, ...] = ()
     source: str = "editor"
+    sandbox: bool = False
+    """`"sandbox": true` in the settings entry: a stdio server runs in the session's
+    sandbox (`runtime.tools.io.sandbox`), when one is on."""
 
     def offers(self, tool: str) -> bool:
         """Whether the server's `tool` is offered to the model."""
@@ -154,6 +157,7 @@ def _options(entry: Mapping[str, Any]) -> McpOptions:
         include_tools=_strings(entry.get("includeTools")),
         exclude_tools=_strings(entry.get("excludeTools")),
         source="settings",
+        sandbox=entry.get("sandbox") is True,
     )
 
 

@@ -11,7 +11,9 @@ No matching rule: allow in yolo, else ask_user. ask_user becomes deny when the
 session cannot ask (non-interactive).
 
 Auto edit runs a shell command unasked when no rule above the defaults decided it
-and `read_only` classifies it as read-only. An edit of a file under `.git/` is asked
+and `read_only` classifies it as read-only, or when the session's commands run in a
+sandbox (`sandboxed`: the sandbox confines it; what the sandbox stops is asked again,
+to run outside, by the scheduler). An edit of a file under `.git/` is asked
 in every mode (yolo too): hooks and config there make git run code; once such a
 write ran (`record_run`), git commands are no longer auto-approved in this
 workspace. Plan mode is read-only for MCP tools too: a tool its server does not
@@ -114,8 +116,10 @@ class PolicyEngine:
         admin_dir: Path | None = None,
         plans_dir: Path | None = None,
         extra_rules: Sequence[PolicyRule] = (),
+        sandboxed: bool = False,
     ) -> None:
         self._workspace_root = workspace_root
+        self.sandboxed = sandboxed
         self._resolved_root = workspace_root.resolve()
         self._user_home = user_home
         self._admin_dir = admin_dir
@@ -183,7 +187,7 @@ class PolicyEngine:
                 decision="ask_user", rule=None, reason="a read-only MCP tool in plan mode"
             )
         if approval_mode == "autoEdit" and tool_name == SHELL_TOOL_NAME:
-            verdict = read_only_shell(self._resolved_root, args, verdict)
+            verdict = read_only_shell(self._resolved_root, args, verdict, self.sandboxed)
         verdict = asked_anyway(tool_name, args, verdict)
         if verdict.decision == "ask_user" and not interactive:
             return PolicyDecision(

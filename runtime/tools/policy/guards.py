@@ -6,7 +6,8 @@ MCP tools too).
   `.git/`, is asked in every mode (yolo too) unless a rule naming the call's
   arguments allows it.
 - `read_only_shell`: in auto edit, a shell command that no workspace, user or
-  session rule decided runs unasked when `read_only` classifies it as read-only.
+  session rule decided runs unasked when `read_only` classifies it as read-only, or
+  when the session's commands run in a sandbox.
 - `GitWrites`: the workspaces in which something was written under `.git/`; from
   then on git commands are not read-only there (hooks and config run code).
 - `default_deny`: plan mode's built-in catch-all denied the call (not a user rule).
@@ -22,9 +23,16 @@ from typing import Any
 
 from runtime.tools.policy.defaults import EDIT_TOOLS
 from runtime.tools.policy.read_only import ShellContext, read_only_problem
+from runtime.tools.policy.read_only_args import glob_may_match_secret
 from runtime.tools.policy.rules import PolicyDecision, PolicyRule, Tier
-from runtime.tools.policy.sensitive import is_git_metadata, sensitive_reads, writes_git_dir
+from runtime.tools.policy.sensitive import (
+    is_git_metadata,
+    is_sensitive_file,
+    sensitive_reads,
+    writes_git_dir,
+)
 from runtime.tools.policy.shell_safety import SHELL_TOOL_NAME
+from runtime.tools.policy.shell_words import Word, shell_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -92,19 +100,42 @@ def shell_context(root: Path, args: dict[str, Any]) -> ShellContext:
     )
 
 
-def read_only_shell(root: Path, args: dict[str, Any], verdict: PolicyDecision) -> PolicyDecision:
-    """Auto edit: a read-only command that only the built-in rules decided runs unasked."""
+def read_only_shell(
+    root: Path, args: dict[str, Any], verdict: PolicyDecision, sandboxed: bool = False
+) -> PolicyDecision:
+    """Auto edit: a read-only command that only the built-in rules decided runs unasked;
+    with a sandbox, any such command does (confined)."""
     command = args.get("command")
     if verdict.decision != "ask_user" or not isinstance(command, str):
         return verdict
     if verdict.rule is not None and verdict.rule.tier != Tier.DEFAULT:
         return verdict
     problem = read_only_problem(command.strip(), shell_context(root, args))
+    if problem is not None and sandboxed and not names_secret(command):
+        return PolicyDecision(
+            decision="allow", rule=None, reason=f"runs in the sandbox (not read-only: {problem})"
+        )
     if problem is not None:
         return PolicyDecision(
             decision="ask_user", rule=verdict.rule, reason=f"not read-only: {problem}"
         )
     return PolicyDecision(decision="allow", rule=None, reason="a read-only command")
+
+
+def names_secret(command: str) -> bool:
+    """Whether a word of the command line names a file that may hold secrets, or is a
+    glob that may match one (`cat sub/.env`, `--key=server.pem`): the sandbox hides only
+    the top of the roots' `.env*`, so such a command stays asked."""
+    tokens = shell_tokens(command)
+    if tokens is None:
+        return True
+    for token in tokens:
+        if not isinstance(token, Word):
+            continue
+        for text in (token.text, token.text.split("=", 1)[-1]):
+            if is_sensitive_file(text) or (token.globs and glob_may_match_secret(text)):
+                return True
+    return False
 
 
 def record_git_write(root: Path, tool_name: str, args: dict[str, Any]) -> bool:

@@ -25,6 +25,7 @@ from runtime.tools.scheduling.approvals import (
     ApprovalCancelled,
     ApprovalChoice,
     ApprovalQueue,
+    build_escalation_request,
     build_permission_request,
     choice_from_outcome,
 )
@@ -121,6 +122,47 @@ class ApprovalStage:
         choice = choice_from_outcome(outcome)
         logger.info("approval of %s (%s): %s", call.name, call.call_id, choice)
         await self._apply_choice(call, tool, choice, mode)
+
+    async def escalate(self, call: ToolCall, tool: GcliTool, why: str, output: str) -> bool:
+        """Asks whether a command the sandbox stopped (`why`; `output`: what it printed)
+        may run again outside it, in its turn among the questions. True: run it outside;
+        False: keep the sandboxed result; a cancelled question cancels the turn."""
+        ticket = self._queue.take()
+        try:
+            await self._queue.wait_turn(ticket)
+            request = build_escalation_request(
+                call_id=call.call_id,
+                tool_name=call.name,
+                args=call.args,
+                display=call.display,
+                why=why,
+                output=output,
+            )
+            if self._on_ask is not None:
+                told = self._on_ask(request, tool)
+                if inspect.isawaitable(told):
+                    await told
+            await self._report.waiting(call, True)
+            try:
+                outcome = await self._host.request_permission(request)
+            except asyncio.CancelledError:
+                if self._on_answer is not None:
+                    self._on_answer(request, PermissionOutcome(option_id=None))
+                raise
+            except (RuntimeAgentError, OSError, ConnectionError) as exc:
+                logger.warning("escalation request for %s failed: %s", call.name, exc)
+                await self._report.waiting(call, False)
+                return False
+            await self._report.waiting(call, False)
+            if self._on_answer is not None:
+                self._on_answer(request, outcome)
+        finally:
+            self._queue.release(ticket)
+        choice = choice_from_outcome(outcome)
+        logger.info("outside the sandbox, %s (%s): %s", call.name, call.call_id, choice)
+        if choice == "cancelled":
+            await self._cancel_with_turn(call, first=True)
+        return choice == "proceed_once"
 
     async def _apply_choice(
         self, call: ToolCall, tool: GcliTool, choice: ApprovalChoice, mode: str

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from runtime.errors import RuntimeAgentError
 from runtime.host import PermissionOption, PermissionOutcome, PermissionRequest
-from runtime.protocol import DisplayContent, ToolDisplay
+from runtime.protocol import DisplayContent, DisplayText, ToolDisplay
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +91,39 @@ def build_permission_request(
         locations=display.locations,
         raw_input=dict(args),
         content=preview or display.content,
+        tool_name=tool_name,
+    )
+
+
+ESCALATION_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption(option_id=PROCEED_ONCE, name="Run outside the sandbox", kind="allow_once"),
+    PermissionOption(option_id=CANCEL, name="Keep the sandboxed result", kind="reject_once"),
+)
+"""A command the sandbox stopped: run it again outside, once, or not."""
+
+
+def build_escalation_request(
+    *,
+    call_id: str,
+    tool_name: str,
+    args: dict[str, Any],
+    display: ToolDisplay,
+    why: str,
+    output: str,
+) -> PermissionRequest:
+    """The question after the sandbox stopped a command: why, and what it printed."""
+    text = (
+        f"The sandbox stopped this command: {why}. Run it again outside the sandbox, "
+        f"with your full rights?\n\n{output[-2000:]}"
+    )
+    return PermissionRequest(
+        tool_call_id=call_id,
+        title=f"Outside the sandbox: {display.title}",
+        kind=display.kind,
+        options=ESCALATION_OPTIONS,
+        locations=display.locations,
+        raw_input=dict(args),
+        content=(DisplayText(text=text),),
         tool_name=tool_name,
     )
 

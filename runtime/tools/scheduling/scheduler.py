@@ -3,8 +3,10 @@
 One call, in order: look up the tool, validate the args, BeforeTool hook, policy
 (before any I/O: a denied read is never read), workspace path check, preview,
 `tool_requested` event, approval through the Host if needed, `in_progress`,
-execution (progress as `tool_updated`), truncation of large output, AfterTool
-hook, `tool_finished`. The model gets `{"output": text}` or `{"error": text}`.
+execution (progress as `tool_updated`), escalation (a command the sandbox stopped
+may be run again outside it, if the user says so: `ApprovalStage.escalate`),
+truncation of large output, AfterTool hook, `tool_finished`. The model gets
+`{"output": text}` or `{"error": text}`.
 A stage that ends a call early does so through a `NoReturn` helper
 (`CallReporter.fail` / `denied`, raising `CallEnded`); the approval stage is
 `approval_stage.ApprovalStage`, the hook stages `hook_stages.HookStages`.
@@ -242,7 +244,7 @@ class Scheduler:
             await self._writes.wait_turn(call.write_ticket)
             if self._before_edit is not None:
                 await self._before_edit(call.name, dict(call.args))
-        result = await self._execute(call, tool, preview)
+        result = await self._execute_or_escalate(call, tool, preview)
         if before.tool_input:  # the model is told its call was changed
             changed = ", ".join(before.tool_input)
             note = f"\n\n(A hook changed these arguments of the call before it ran: {changed}.)"
@@ -303,17 +305,41 @@ class Scheduler:
             logger.warning("preview of %s failed: %s", call.name, exc)
             return ()
 
-    async def _execute(
+    async def _execute_or_escalate(
         self, call: ToolCall, tool: GcliTool, preview: tuple[DisplayContent, ...]
+    ) -> ToolResult:
+        """Executes the call; when the sandbox stopped it and the mode lets the user be
+        asked, runs it again outside the sandbox if the user says so."""
+        result = await self._execute(call, tool, preview)
+        if result.sandbox_denial is None or not self._may_escalate():
+            return result
+        if await self._approval.escalate(call, tool, result.sandbox_denial, result.llm_content):
+            return await self._execute(call, tool, preview, outside_sandbox=True)
+        return result
+
+    def _may_escalate(self) -> bool:
+        """Whether the user may be asked to run a sandboxed command outside: default and
+        auto edit (plan mode stays read-only; YOLO asks nothing and stays confined)."""
+        return self._interactive and self._mode_getter() in ("default", "autoEdit")
+
+    async def _execute(
+        self,
+        call: ToolCall,
+        tool: GcliTool,
+        preview: tuple[DisplayContent, ...],
+        *,
+        outside_sandbox: bool = False,
     ) -> ToolResult:
         async def progress(content: tuple[DisplayContent, ...]) -> None:
             await self._report.updated(call, call.display.model_copy(update={"content": content}))
 
+        commands = self._env.commands
         env = dataclasses.replace(
             self._env,
             on_progress=progress,
             preview=preview,
             extra={**self._env.extra, "call_id": call.call_id},
+            commands=commands.unsandboxed() if outside_sandbox and commands else commands,
         )
         try:
             return await tool.execute(call.args, env)
