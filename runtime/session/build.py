@@ -71,7 +71,7 @@ def build_model(
     return GcliAgentModel(
         model=model_state.default_model,
         generator=generator,
-        resilience=GcliResilience(model_state),
+        resilience=GcliResilience(model_state, endpoint=generator.endpoint),
         control=control,
     )
 
