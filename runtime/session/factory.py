@@ -38,6 +38,7 @@ from runtime.session.spec import APP_NAME, USER_ID, SessionSpec
 if TYPE_CHECKING:
     from runtime.adk.agent_protocol import AdkAgentProtocol
     from runtime.adk.mcp_toolset import GcliMcpToolset
+    from runtime.models.providers import ProviderTable
     from runtime.models.state import ModelState
     from runtime.services.hooks import HookRunner
 
@@ -46,9 +47,13 @@ __all__ = ["SessionFactory", "assemble_session", "content_generator_for", "creat
 _generators: dict[tuple[Any, ...], ContentGenerator] = {}
 
 
-def content_generator_for(auth: AuthConfig, record_to: Path | None = None) -> ContentGenerator:
-    """One generator per credentials (and recording file) per process."""
-    key = (auth, record_to)
+def content_generator_for(
+    auth: AuthConfig, record_to: Path | None = None, providers: ProviderTable | None = None
+) -> ContentGenerator:
+    """One generator per credentials, providers (and recording file) per process. With
+    `providers`, calls of `PROVIDER/NAME` models go to those (`ProviderRouter`); auth
+    `none` (no Google credentials) then serves only them."""
+    key = (auth, record_to, providers)
     cached = _generators.get(key)
     if cached is not None:
         return cached
@@ -59,9 +64,18 @@ def content_generator_for(auth: AuthConfig, record_to: Path | None = None) -> Co
         assert auth.fake_responses is not None
         generator = FakeContentGenerator(auth.fake_responses)
     else:
-        from runtime.models.genai_generator import GenaiContentGenerator
+        gemini: ContentGenerator | None = None
+        if auth.kind != "none":
+            from runtime.models.genai_generator import GenaiContentGenerator
 
-        generator = GenaiContentGenerator(auth)
+            gemini = GenaiContentGenerator(auth)
+        if providers is not None:
+            from runtime.models.provider_router import ProviderRouter
+
+            generator = ProviderRouter(gemini, providers)
+        else:
+            assert gemini is not None, "auth `none` serves only other providers"
+            generator = gemini
     if record_to is not None:
         from runtime.models.recording_generator import RecordingContentGenerator
 
@@ -78,7 +92,10 @@ async def create_session(spec: SessionSpec) -> AgentSession:
             from runtime.errors import AuthRequiredError
 
             raise AuthRequiredError("no credentials")
-        generator = content_generator_for(spec.auth, spec.config.record_responses)
+        from runtime.models.providers import ProviderTable
+
+        table = ProviderTable.from_config(spec.config.env, spec.config.settings)
+        generator = content_generator_for(spec.auth, spec.config.record_responses, table)
     if spec.mcp_servers or spec.config.settings.get("mcpServers"):
         # the MCP SDK takes ~0.5 s to import: not on the event loop
         import importlib
