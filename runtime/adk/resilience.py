@@ -188,6 +188,7 @@ class GcliResilience(ModelResilience):
             apply=lambda decision: self._apply(request, decision),
             approval_mode=state.mode,
             auto_routing=lambda: state.auto_routing,
+            fallback_models=lambda: state.fallback_models,
         )
         attempts = state.max_attempts or DEFAULT_MAX_ATTEMPTS
         calls = 0

@@ -58,7 +58,17 @@ def build_model_state(
         on_choice_changed=lambda model: link.config_changed({"model": model}),
         on_model_announced=link.announce_model,
         abort_event=link.abort_event,
+        fallback_models=fallback_models(spec.config.settings),
     )
+
+
+def fallback_models(settings: dict[str, Any]) -> tuple[str, ...]:
+    """`model.fallbackModels`: model ids (any provider's) the quota fallback offers, in order."""
+    model = settings.get("model")
+    found = model.get("fallbackModels") if isinstance(model, dict) else None
+    if not isinstance(found, list):
+        return ()
+    return tuple(m.strip() for m in found if isinstance(m, str) and m.strip())
 
 
 def build_model(

@@ -298,3 +298,47 @@ def test_p_with_a_gemini_model_and_no_google_key_still_asks_for_credentials(
     done = run_cli(dirs(tmp_path), ["-p", "hi"], api_key=None)
     assert done.code == 41
     assert "Authentication required" in done.stderr
+
+
+async def test_the_quota_fallback_offers_the_other_providers_model_and_switches_to_it(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    """`model.fallbackModels` names another provider's model: a daily quota on Gemini asks
+    the editor to continue there, and "for the rest of the session" stays there."""
+    from tests.e2e.acp_client import selected
+    from tests.fakes.gemini_server import per_day_quota_429
+
+    fake_gemini.add(per_day_quota_429("gemini-2.5-pro"))
+    fake_openai.add(text_reply(["from the other provider"]), text_reply(["still there"]))
+    settings = {"model": {"fallbackModels": [MODEL]}}
+    asked: list[dict[str, object]] = []
+
+    def answer(params: dict[str, object]) -> dict[str, object]:
+        asked.append(params)
+        return selected("retry_always")
+
+    agent = await start_agent(
+        make_agent,
+        tmp_path,
+        fake_gemini,
+        EDITOR,
+        env_extra=provider_env(fake_openai),
+        files={".gemini/settings.json": json.dumps(settings)},
+        permission_policy=answer,
+    )
+    assert await agent.prompt("hello") == {"stopReason": "end_turn"}
+    assert agent.text().endswith("from the other provider")
+    [question] = asked
+    title = question["toolCall"]["title"]  # type: ignore[index]
+    assert title == f"gemini-2.5-pro is out of quota — switch to {MODEL}?"
+    [update] = agent.updates("config_option_update")[-1:]
+    model = next(o for o in update["configOptions"] if o["id"] == "model")
+    assert model["currentValue"] == MODEL
+
+    assert await agent.prompt("again") == {"stopReason": "end_turn"}
+    assert agent.text().endswith("still there")
+    assert fake_gemini.models_called == ["gemini-2.5-pro"]
+    assert [c.model for c in fake_openai.chats()] == ["fake-model", "fake-model"]
