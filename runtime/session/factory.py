@@ -87,14 +87,16 @@ def content_generator_for(
 async def create_session(spec: SessionSpec) -> AgentSession:
     """Build, wire and start one session (see the module docstring for the steps)."""
     generator = spec.generator
+    table: ProviderTable | None = None
     if generator is None:
         if spec.auth is None:
             from runtime.errors import AuthRequiredError
 
             raise AuthRequiredError("no credentials")
-        from runtime.models.providers import ProviderTable
+        if spec.auth.kind != "fake":
+            from runtime.models.providers import ProviderTable
 
-        table = ProviderTable.from_config(spec.config.env, spec.config.settings)
+            table = ProviderTable.from_config(spec.config.env, spec.config.settings)
         generator = content_generator_for(spec.auth, spec.config.record_responses, table)
     if spec.mcp_servers or spec.config.settings.get("mcpServers"):
         # the MCP SDK takes ~0.5 s to import: not on the event loop
@@ -103,7 +105,30 @@ async def create_session(spec: SessionSpec) -> AgentSession:
         await asyncio.to_thread(importlib.import_module, "runtime.adk.mcp_toolset")
     session = assemble_session(spec, generator)
     await session.start()
+    if table is not None and spec.kind == "main":
+        offer_models(session, table)
     return session
+
+
+def offer_models(session: AgentSession, table: ProviderTable) -> None:
+    """The model choice lists the other providers' models: the declared ones at once,
+    those their servers list when they answer (then the editor gets the new list)."""
+    from runtime.models import model_list
+
+    state = session.model_state
+    state.offered = model_list.choices(table)
+    config = session.config
+    ask = model_list.providers_to_ask(table, config.env, config.settings, state.choice)
+    if not ask:
+        return
+
+    async def listed() -> None:
+        found = await model_list.discover(ask)
+        if found:
+            state.offered = model_list.choices(table, found)
+            session.protocol.config_changed({"offeredModels": len(state.offered)})
+
+    state.discovery = asyncio.get_running_loop().create_task(listed())
 
 
 def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSession:

@@ -342,3 +342,39 @@ async def test_the_quota_fallback_offers_the_other_providers_model_and_switches_
     assert agent.text().endswith("still there")
     assert fake_gemini.models_called == ["gemini-2.5-pro"]
     assert [c.model for c in fake_openai.chats()] == ["fake-model", "fake-model"]
+
+
+async def test_the_model_choice_lists_the_servers_models_and_switching_uses_them(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    settings = {"modelProviders": {"ollama": {"models": ["declared-one"], "contextWindow": 16384}}}
+    async with FakeOpenAIServer(models=["fake-model", "other-model"]) as server:
+        server.add(text_reply(["from other"]))
+        agent = await start_agent(
+            make_agent,
+            tmp_path,
+            fake_gemini,
+            EDITOR,
+            env_extra=provider_env(server),
+            files={".gemini/settings.json": json.dumps(settings)},
+        )
+
+        def lists_the_servers(update: dict[str, object]) -> bool:
+            if update.get("sessionUpdate") != "config_option_update":
+                return False
+            options = update["configOptions"]  # type: ignore[index]
+            model = next(o for o in options if o["id"] == "model")  # type: ignore[union-attr]
+            return "openai/other-model" in [c["value"] for c in model["options"]]
+
+        update = await agent.client.wait_for_update(lists_the_servers, timeout=30)
+        model = next(o for o in update["configOptions"] if o["id"] == "model")
+        values = [c["value"] for c in model["options"]]
+        assert values[0] == "auto" and "gemini-2.5-pro" in values  # Gemini's stay first
+        assert {"openai/fake-model", "openai/other-model", "ollama/declared-one"} <= set(values)
+        assert model["currentValue"] == "gemini-2.5-pro"
+
+        await agent.client.set_config_option(agent.session_id, "model", "openai/other-model")
+        assert await agent.prompt("hi") == {"stopReason": "end_turn"}
+        assert agent.text() == "from other"
+        assert [c.model for c in server.chats()] == ["other-model"]
+        assert fake_gemini.generate_requests == []
