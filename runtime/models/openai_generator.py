@@ -17,6 +17,11 @@ aggregator, loop detection, hooks, recording) sees Gemini's shapes:
   the calls arrive whole in the last chunk, as Gemini sends them, with the finish
   reason and the usage of the final usage chunk.
 
+Tool declarations: each JSON schema is made acceptable to OpenAI's function-schema rules
+(`openai_schema`: an object at the top, `items` on every array, no `$schema`), keeping
+every property. A server that sends no usage gets the prompt's estimated tokens
+(`runtime.models.tokens`, Gemini CLI's estimate) so compression still starts in time.
+
 Errors: an HTTP error of the endpoint is raised as genai's `APIError` (a 429's
 `retry-after` as a `RetryInfo` detail), as the content generator contract says, so the
 retry and fallback loop classifies it like Gemini's; connection errors pass as they
@@ -89,8 +94,11 @@ class OpenAICompatGenerator(ContentGenerator):
         from google.genai import types
 
         config = config or types.GenerateContentConfig()
+        update: dict[str, Any] = {"tools": _openai_tools(config.tools)} if config.tools else {}
         if config.thinking_config is not None:
-            config = config.model_copy(update={"thinking_config": None})
+            update["thinking_config"] = None
+        if update:
+            config = config.model_copy(update=update)
         return LlmRequest(model=name, contents=list(contents), config=config)
 
     def _name(self, model: str) -> str:
@@ -130,6 +138,8 @@ class OpenAICompatGenerator(ContentGenerator):
         stream = self._llm(name).generate_content_async(request, stream=True)
         try:
             async for response in stream:
+                if not response.partial and response.usage_metadata is None:
+                    response.usage_metadata = _estimated_usage(request)
                 chunk = _chunk_of(model, response)
                 if chunk is not None:
                     yield chunk
@@ -179,6 +189,72 @@ def _response(
         usage_metadata=final.usage_metadata if final is not None else None,
         model_version=model,
     )
+
+
+def _estimated_usage(request: Any) -> types.GenerateContentResponseUsageMetadata:
+    """A server that sent no usage: the prompt's tokens estimated as Gemini CLI does."""
+    from google.genai import types
+
+    from runtime.models.tokens import estimate_contents_tokens, estimate_text_tokens
+
+    tokens = estimate_contents_tokens(request.contents)
+    instruction = request.config.system_instruction
+    if isinstance(instruction, str):
+        tokens += int(estimate_text_tokens(instruction))
+    elif isinstance(instruction, types.Content):
+        tokens += estimate_contents_tokens([instruction])
+    return types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=tokens, total_token_count=tokens
+    )
+
+
+# ------------------------------------------------------------ tool schemas
+
+
+def _openai_tools(tools: Any) -> Any:
+    """The declarations with their JSON schemas made acceptable (copies; others as they are)."""
+    from google.genai import types
+
+    out: list[Any] = []
+    for tool in tools:
+        if not isinstance(tool, types.Tool) or not tool.function_declarations:
+            out.append(tool)  # not a function tool: OpenAILlm skips it
+            continue
+        declarations = [
+            d.model_copy(update={"parameters_json_schema": openai_schema(d.parameters_json_schema)})
+            if d.parameters_json_schema is not None
+            else d
+            for d in tool.function_declarations
+        ]
+        out.append(tool.model_copy(update={"function_declarations": declarations}))
+    return out
+
+
+def openai_schema(schema: Any) -> dict[str, Any]:
+    """A JSON schema as OpenAI's function parameters take it, no property lost: an object
+    at the top with its `properties` (MCP's `inputSchema` may leave them out), `items` on
+    every array (OpenAI refuses an array without), no `$schema`."""
+    if not isinstance(schema, dict):
+        return {"type": "object", "properties": {}}
+    fixed: dict[str, Any] = _fixed(schema)
+    if fixed.get("type") is None and "properties" in fixed:
+        fixed["type"] = "object"
+    if fixed.get("type") == "object":
+        fixed.setdefault("properties", {})
+    return fixed
+
+
+def _fixed(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_fixed(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _fixed(value) for key, value in node.items() if key != "$schema"}
+    kind = out.get("type")
+    is_array = kind == "array" or (isinstance(kind, list) and "array" in kind)
+    if is_array and "items" not in out:
+        out["items"] = {}
+    return out
 
 
 # ------------------------------------------------------------ the client's stream

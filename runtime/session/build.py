@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+WEB_SEARCH_TOOL = "google_web_search"
+
 
 def build_model_state(
     spec: SessionSpec, generator: ContentGenerator, link: SessionLink
@@ -212,6 +214,10 @@ def session_tools(
     from runtime.tools.catalog import build_catalog
 
     tools: dict[str, Any] = dict(build_catalog())
+    if spec.auth is not None and spec.auth.kind == "none":
+        # Google Search grounding is Gemini's: without Google credentials it cannot run
+        # (with them, it goes to Gemini whatever the session's model)
+        tools.pop(WEB_SEARCH_TOOL, None)
     if spec.tool_names is not None:  # a subagent: only its definition's tools
         tools = {name: tool for name, tool in tools.items() if name in spec.tool_names}
     if spec.write_scope is not None:  # a subagent's scoped writes (`runtime.agents.scope`)

@@ -97,6 +97,7 @@ async def test_an_answer_streams_with_thoughts_and_usage_from_the_other_provider
     assert chat.messages[0]["role"] == "system"
     assert chat.messages[-1] == {"role": "user", "content": "what?"}
     assert {"read_file", "write_file", "run_shell_command"} <= set(chat.tool_names)
+    assert "google_web_search" in chat.tool_names  # with a Google key: run by Gemini
 
 
 async def test_a_tool_call_in_pieces_is_approved_run_and_answered(
@@ -279,6 +280,8 @@ def test_p_with_only_an_openai_compatible_endpoint_and_no_google_key(tmp_path: P
     assert done.code == 0, done.stderr
     assert done.stdout.strip() == "Hello there."
     assert [c.model for c in chats] == ["fake-model"]
+    # Google Search grounding is Gemini's: not offered without Google credentials
+    assert "google_web_search" not in chats[0].tool_names
 
 
 def test_p_against_ollama_uses_its_host_and_v1(tmp_path: Path) -> None:
@@ -378,3 +381,44 @@ async def test_the_model_choice_lists_the_servers_models_and_switching_uses_them
         assert agent.text() == "from other"
         assert [c.model for c in server.chats()] == ["other-model"]
         assert fake_gemini.generate_requests == []
+
+
+async def test_model_hooks_see_gemini_shapes_and_usage_is_estimated_without_the_servers(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    """BeforeModel and AfterModel get the same `llm_request`/`llm_response` shapes on the
+    other provider (AfterModel's rewrite is what the user sees); a server that sends no
+    usage still gets the prompt's size estimated (compression keeps its threshold)."""
+    from tests.e2e.test_hooks import calls, hook
+
+    rewrite = {
+        "hookSpecificOutput": {
+            "llm_response": {"candidates": [{"content": {"parts": ["[reviewed]"]}}]}
+        }
+    }
+    hooks = {
+        "BeforeModel": [{"hooks": [{"type": "command", "command": hook(tmp_path, "before")}]}],
+        "AfterModel": [
+            {"hooks": [{"type": "command", "command": hook(tmp_path, "after", rewrite)}]}
+        ],
+    }
+    fake_openai.add(Reply(text=["the raw answer"], usage=None))
+    agent = await start(
+        make_agent,
+        tmp_path,
+        fake_gemini,
+        fake_openai,
+        files={".gemini/settings.json": json.dumps({"hooks": hooks})},
+    )
+    assert await agent.prompt("hello") == {"stopReason": "end_turn"}
+    [before] = calls(tmp_path, "before")
+    assert set(before["llm_request"]) >= {"model", "messages", "config"}
+    assert before["llm_request"]["model"] == MODEL
+    after = calls(tmp_path, "after")
+    assert after and all("candidates" in c["llm_response"] for c in after)
+    assert "[reviewed]" in agent.text() and "raw answer" not in agent.text()
+    [usage] = agent.updates("usage_update")[-1:]
+    assert usage["used"] > 100 and usage["size"] == 128_000  # the system prompt's share

@@ -118,3 +118,26 @@ def test_an_openai_400_keeps_the_servers_message() -> None:
     assert error.code == 400 and error.message == "maximum context length is 8192 tokens"
     network = httpx.ConnectError("refused")
     assert as_api_error(network) is network
+
+
+def test_tool_schemas_are_made_acceptable_to_openai_without_losing_a_property() -> None:
+    from runtime.models.openai_generator import openai_schema
+
+    mcp = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "paths": {"type": "array"},
+            "options": {"type": "object", "properties": {"tags": {"type": ["array", "null"]}}},
+            "name": {"type": "string"},
+        },
+        "required": ["paths"],
+    }
+    fixed = openai_schema(mcp)
+    assert "$schema" not in fixed
+    assert fixed["properties"]["paths"] == {"type": "array", "items": {}}
+    assert fixed["properties"]["options"]["properties"]["tags"]["items"] == {}
+    assert set(fixed["properties"]) == {"paths", "options", "name"}
+    assert fixed["required"] == ["paths"]
+    assert openai_schema({"type": "object"}) == {"type": "object", "properties": {}}
+    assert openai_schema(None) == {"type": "object", "properties": {}}
