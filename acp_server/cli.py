@@ -174,7 +174,7 @@ def _warm_up(flags: Any) -> None:
     try:
         from runtime.warmup import warm_up
 
-        warm_up(dict(os.environ), flags.fake_responses, flags.record_responses)
+        warm_up(dict(os.environ), flags.fake_responses, flags.record_responses, flags.model)
     except Exception:  # noqa: BLE001 - warm-up is an optimisation; a failure must not stop the agent
         import logging
 

@@ -64,11 +64,8 @@ def content_generator_for(
         assert auth.fake_responses is not None
         generator = FakeContentGenerator(auth.fake_responses)
     else:
-        gemini: ContentGenerator | None = None
-        if auth.kind != "none":
-            from runtime.models.genai_generator import GenaiContentGenerator
-
-            gemini = GenaiContentGenerator(auth)
+        # the Gemini client is shared by every provider table (the warm-up makes it)
+        gemini = None if auth.kind == "none" else _gemini_for(auth)
         if providers is not None:
             from runtime.models.provider_router import ProviderRouter
 
@@ -82,6 +79,16 @@ def content_generator_for(
         generator = RecordingContentGenerator(generator, record_to)
     _generators[key] = generator
     return generator
+
+
+def _gemini_for(auth: AuthConfig) -> ContentGenerator:
+    key = (auth, None, None)
+    cached = _generators.get(key)
+    if cached is None:
+        from runtime.models.genai_generator import GenaiContentGenerator
+
+        cached = _generators[key] = GenaiContentGenerator(auth)
+    return cached
 
 
 async def create_session(spec: SessionSpec) -> AgentSession:

@@ -335,13 +335,27 @@ class FakeOpenAIServer:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
+        try:
+            await self._stream(request, response, reply, model, include_usage)
+        except ConnectionResetError:  # the client went away (a cancel): nothing to finish
+            return response
+        return response
+
+    async def _stream(
+        self,
+        request: web.Request,
+        response: web.StreamResponse,
+        reply: Reply,
+        model: str,
+        include_usage: bool,
+    ) -> None:
         frames = _chunks(reply, model, include_usage)
         for index, frame in enumerate(frames):
             if reply.drop_after is not None and index >= reply.drop_after:
                 transport = request.transport
                 if transport is not None:
                     transport.abort()  # the client sees the body end mid-stream
-                return response
+                return
             if reply.hang is not None and index == reply.hang_after:
                 await reply.hang.wait()
             if reply.chunk_delay:
@@ -349,7 +363,6 @@ class FakeOpenAIServer:
             await response.write(f"data: {json.dumps(frame)}\n\n".encode())
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
-        return response
 
 
 # ------------------------------------------------------------ the wire shapes
