@@ -62,8 +62,8 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-m",
         "--model",
-        help="model id or 'auto' (else GEMINI_MODEL, else model.name "
-        "in .gemini/settings.json, else gemini-2.5-pro)",
+        help="model id or 'auto', or another provider's: openai/NAME, ollama/NAME "
+        "(else GEMINI_MODEL, else model.name in .gemini/settings.json, else gemini-2.5-pro)",
     )
     parser.add_argument(
         "--fake-responses",

@@ -422,3 +422,10 @@ async def test_model_hooks_see_gemini_shapes_and_usage_is_estimated_without_the_
     assert "[reviewed]" in agent.text() and "raw answer" not in agent.text()
     [usage] = agent.updates("usage_update")[-1:]
     assert usage["used"] > 100 and usage["size"] == 128_000  # the system prompt's share
+
+
+def test_demo_with_another_providers_model_runs_offline(tmp_path: Path) -> None:
+    """`--demo` is a scripted model whatever `--model` names: it needs no key, no server."""
+    done = run_cli(dirs(tmp_path), ["--demo", "--model", MODEL], api_key=None)
+    assert done.code == 0, done.stderr
+    assert 'prints "Hello, Ada!"' in done.stdout + done.stderr
