@@ -73,8 +73,8 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-m",
         "--model",
-        help="model id or 'auto' (else GEMINI_MODEL, else model.name "
-        "in .gemini/settings.json, else gemini-2.5-pro)",
+        help="model id or 'auto', or another provider's: openai/NAME, ollama/NAME "
+        "(else GEMINI_MODEL, else model.name in .gemini/settings.json, else gemini-2.5-pro)",
     )
     parser.add_argument(
         "--fake-responses",
@@ -195,7 +195,7 @@ def _warm_up(flags: Any) -> None:
     try:
         from runtime.warmup import warm_up
 
-        warm_up(dict(os.environ), flags.fake_responses, flags.record_responses)
+        warm_up(dict(os.environ), flags.fake_responses, flags.record_responses, flags.model)
     except Exception:  # noqa: BLE001 - warm-up is an optimisation; a failure must not stop the agent
         import logging
 

@@ -25,11 +25,21 @@ MODE_OPTION = "mode"
 MODEL_OPTION = "model"
 
 
-def model_choices(current: str) -> list[tuple[str, str]]:
-    choices = list(MODEL_CHOICES)
+def model_choices(
+    current: str, offered: list[tuple[str, str]] | None = None
+) -> list[tuple[str, str]]:
+    """The model option's entries: the session's (other providers' models too), else
+    Gemini's catalogue; the current model always among them."""
+    choices = list(offered or MODEL_CHOICES)
     if current not in {c[0] for c in choices}:
         choices.append((current, current))
     return choices
+
+
+def _offered(session: AgentSession) -> list[tuple[str, str]] | None:
+    state = getattr(session, "model_state", None)  # the early `session/new` has none yet
+    offered = getattr(state, "offered", None)
+    return offered if isinstance(offered, list) else None
 
 
 class ConfigOptions:
@@ -64,7 +74,8 @@ class ConfigOptions:
                 "type": "select",
                 "currentValue": session.model_choice,
                 "options": [
-                    {"value": v, "name": n} for v, n in model_choices(session.model_choice)
+                    {"value": v, "name": n}
+                    for v, n in model_choices(session.model_choice, _offered(session))
                 ],
             },
         ]

@@ -99,14 +99,17 @@ def answer_session_new(
     from runtime.errors import AuthRequiredError, RuntimeAgentError
 
     try:
-        resolve_auth(env, fake_responses=flags.fake_responses)
+        config = resolve_config(cwd, flags, env=env)
+    except RuntimeAgentError:
+        config = None
+    try:  # another provider's model needs no Google credentials
+        model = config.model if config is not None else None
+        resolve_auth(env, fake_responses=flags.fake_responses, model=model)
     except AuthRequiredError as exc:  # what the server would answer, without waiting for it
         error = from_runtime(exc).to_dict()
         output.send({"jsonrpc": "2.0", "id": request_id, "error": error})
         return EarlySession(session_id="", params=params, refused=True)
-    try:
-        config = resolve_config(cwd, flags, env=env)
-    except RuntimeAgentError:
+    if config is None:
         return None
     view = SimpleNamespace(mode=config.approval_mode, model_choice=config.model)
     options = ConfigOptions()

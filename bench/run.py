@@ -58,7 +58,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -160,7 +160,13 @@ class ApiRun:
     cancels: list[float]
 
 
-def api_run(spec: AgentSpec, cancels: int, server: Any = None, after_chunks: int = 2) -> ApiRun:
+def api_run(
+    spec: AgentSpec,
+    cancels: int,
+    server: Any = None,
+    after_chunks: int = 2,
+    queue: Callable[[], None] | None = None,
+) -> ApiRun:
     """Settle, `session/new`, RSS, a 2nd `session/new`, two short prompts (in the first
     session), then `cancels` cancelled prompts.
 
@@ -169,7 +175,9 @@ def api_run(spec: AgentSpec, cancels: int, server: Any = None, after_chunks: int
     the turn's `after_chunks`-th chunk (mid-stream, between chunks); for an agent that
     does not stream (the echo floor's `/wait`), 50–90 ms after the prompt.
     """
-    if server is not None:
+    if queue is not None:
+        queue()
+    elif server is not None:
         from tests.fakes.gemini_server import text_response
 
         server.add(text_response(["Hello", " there."]), text_response(["Hello", " again."]))
@@ -226,6 +234,75 @@ def measure_api(box: Sandbox, echo: AgentSpec, procs: int, cancels: int) -> list
     finally:
         server.stop()
     settled = statistics.median(r.settled_s for r in ours)
+    return _gemini_api_metrics(ours, floor, settled) + _openai_api_metrics(
+        box, procs, per_proc, floor
+    )
+
+
+def _openai_api_metrics(
+    box: Sandbox, procs: int, per_proc: int, floor: list[ApiRun]
+) -> list[Metric]:
+    """The same rows against the fake OpenAI-compatible server (issue 34.7):
+    `--model openai/fake-model`, `OPENAI_BASE_URL`, no Google key, the same slow default
+    reply (400 chunks 50 ms apart) and the same floor."""
+    from dataclasses import replace as replaced
+
+    from tests.fakes.openai_server import FakeOpenAIServer, Reply, text_reply
+
+    slow = Reply(text=[f"word{i} " for i in range(400)], chunk_delay=0.05)
+    server = FakeOpenAIServer(default=slow)
+    server.start_in_thread()
+
+    def queue() -> None:
+        server.add(text_reply(["Hello", " there."]), text_reply(["Hello", " again."]))
+
+    ours: list[ApiRun] = []
+    try:
+        env = box.env(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="x")
+        spec = adk_spec(box, env=env)
+        spec = replaced(spec, argv=(*spec.argv, "--model", "openai/fake-model"))
+        for _ in range(procs):
+            ours.append(api_run(spec, per_proc, queue=queue))
+    finally:
+        server.stop()
+    note = "--model openai/fake-model against tests/fakes/openai_server.py (SSE, /v1)"
+    return [
+        Metric(
+            "session_new_warm_openai",
+            "session/new, warmed up, OpenAI-compatible",
+            "ms",
+            [r.session_new for r in ours],
+            [r.session_new for r in floor],
+            target=0.020,
+            note=note,
+        ),
+        Metric(
+            "first_chunk_cold_http_openai",
+            "prompt → 1st chunk, cold, OpenAI-compatible",
+            "ms",
+            [r.cold_first_chunk for r in ours],
+            [r.cold_first_chunk for r in floor],
+            note="the first call also builds the openai client",
+        ),
+        Metric(
+            "first_chunk_warm_http_openai",
+            "prompt → 1st chunk, warm, OpenAI-compatible",
+            "ms",
+            [r.warm_first_chunk for r in ours],
+            [r.warm_first_chunk for r in floor],
+        ),
+        Metric(
+            "cancel_openai",
+            "session/cancel → cancelled, OpenAI-compatible",
+            "ms",
+            [v for r in ours for v in r.cancels],
+            [v for r in floor for v in r.cancels],
+            target=0.050,
+        ),
+    ]
+
+
+def _gemini_api_metrics(ours: list[ApiRun], floor: list[ApiRun], settled: float) -> list[Metric]:
     return [
         Metric(
             "session_new_warm",

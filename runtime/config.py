@@ -28,12 +28,13 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "gemini-2.5-pro"
 
-AuthKind = Literal["api_key", "vertex", "fake"]
+AuthKind = Literal["api_key", "vertex", "fake", "none"]
 
 
 @dataclass(frozen=True)
 class AuthConfig:
-    """How the ContentGenerator reaches a model. `fake` means a scripted model file."""
+    """How the ContentGenerator reaches a model. `fake` means a scripted model file;
+    `none`: no Google credentials, only other providers' models (`PROVIDER/NAME`)."""
 
     kind: AuthKind
     api_key: str | None = None
@@ -312,11 +313,30 @@ def resolve_auth(
     fake_responses: Path | None = None,
     api_key_override: str | None = None,
     prefer: Literal["api_key", "vertex"] | None = None,
+    model: str | None = None,
 ) -> AuthConfig:
     """Pick credentials: a fake script, then Vertex AI when asked for, then an API key.
+    Without Google credentials, a session whose `model` is another provider's
+    (`openai/NAME`, `ollama/NAME`…) needs none (`none`).
 
     Raises AuthRequiredError with a message that says what to set.
     """
+    try:
+        return _resolve_google_auth(env, fake_responses, api_key_override, prefer)
+    except AuthRequiredError:
+        from runtime.models.providers import is_provider_model
+
+        if model is not None and is_provider_model(model):
+            return AuthConfig(kind="none")
+        raise
+
+
+def _resolve_google_auth(
+    env: dict[str, str],
+    fake_responses: Path | None,
+    api_key_override: str | None,
+    prefer: Literal["api_key", "vertex"] | None,
+) -> AuthConfig:
     if fake_responses is not None:
         return AuthConfig(kind="fake", fake_responses=fake_responses)
     use_vertex = prefer == "vertex" or (

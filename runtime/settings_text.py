@@ -103,6 +103,12 @@ _MCP_SERVER = {
     "includeTools": _STRINGS,
     "excludeTools": _STRINGS,
 }
+_MODEL_PROVIDER = {
+    "baseUrl": _STRING,
+    "apiKeyEnv": _STRING,
+    "contextWindow": _NUMBER,
+    "models": _STRINGS,
+}
 SETTINGS_TYPES: dict[str, Any] = {
     "model": {
         "name": _STRING,
@@ -110,7 +116,9 @@ SETTINGS_TYPES: dict[str, Any] = {
         "maxTokensPerPrompt": _NUMBER,
         "maxTimeSeconds": _NUMBER,
         "compressionThreshold": _NUMBER,
+        "fallbackModels": _STRINGS,
     },
+    "modelProviders": ("map", _MODEL_PROVIDER),
     "general": {"defaultApprovalMode": _STRING, "sessionsDir": _STRING},
     "chatCompression": {"contextPercentageThreshold": _NUMBER},
     "security": {"environmentVariableAllowlist": _STRINGS},

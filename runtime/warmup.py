@@ -64,7 +64,10 @@ async def _one_turn() -> None:
 
 
 def _prepare_generator(
-    env: dict[str, str], fake_responses: Path | None, record_responses: Path | None
+    env: dict[str, str],
+    fake_responses: Path | None,
+    record_responses: Path | None,
+    model: str | None = None,
 ) -> None:
     """Build the process's ContentGenerator now (a genai client loads CA bundles: ~0.1 s)."""
     from runtime.config import resolve_auth
@@ -76,15 +79,29 @@ def _prepare_generator(
         content_generator_for(auth, record_responses)
     except (AuthRequiredError, ConfigError) as exc:
         logger.debug("no generator prepared: %s", exc)
+    named = model or env.get("GEMINI_MODEL") or ""
+    if env.get("OPENAI_BASE_URL") or env.get("OLLAMA_HOST") or "/" in named:
+        _import_openai()
+
+
+def _import_openai() -> None:
+    """Another provider is configured: its client library and ADK's `OpenAILlm` load
+    now (~1 s of imports), not at the first prompt."""
+    try:
+        import google.adk.integrations.openai  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - installed with adk-acp
+        logger.debug("no openai integration: %s", exc)
 
 
 def warm_up(
     env: dict[str, str] | None = None,
     fake_responses: Path | None = None,
     record_responses: Path | None = None,
+    model: str | None = None,
 ) -> None:
     """Imports, one scripted turn (once per process), then the generator for the
-    environment's credentials."""
+    environment's credentials (and another provider's client library when `model` or
+    the environment names one)."""
     global _warmed
     if not _warmed:
         import google.genai  # noqa: F401
@@ -93,7 +110,7 @@ def warm_up(
         asyncio.run(_one_turn())
         _warmed = True
     if env is not None:
-        _prepare_generator(env, fake_responses, record_responses)
+        _prepare_generator(env, fake_responses, record_responses, model)
     # ~1.5 million objects now live for good (modules, classes, schemas). Left to
     # the collector, each full collection walks them all: 100+ ms pauses in the
     # middle of a turn (measured). Freezing moves them out of its sight.

@@ -1,4 +1,4 @@
-"""Workarounds for measured costs in google-adk 2.13, each with its reason.
+"""Workarounds for measured costs in google-adk (2.13, still so in 2.15), each with its reason.
 
 ADK imports its optional `RemoteA2aAgent` (which needs the `a2a` package) every
 time it wraps the agent as a workflow node, that is at every step of every

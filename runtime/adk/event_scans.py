@@ -1,13 +1,17 @@
 """ADK's whole-session scans, kept incrementally (performance: a flat per-turn cost).
 
-On every step of a turn, google-adk 2.13 walks the whole session's events several
-times: `_apply_rewinds` (which events survive a rewind; ~7 calls per short turn,
-some inside the two below), `runners._find_active_task_scope` (a paused task agent
-awaiting the user), `_llm_agent_wrapper._find_unresolved_task_delegations` (a task
-delegation without its answer) and `InvocationContext._get_events` (the events of this
-invocation and branch). Each is linear in the history, so together they made a long
-session's turns slower (measured at 300 turns: the largest part of what grew per
-prompt).
+On every step of a turn google-adk walks the whole session's events: `_apply_rewinds`
+(which events survive a rewind; ~7 calls per short turn) and
+`InvocationContext._get_events` (the events of this invocation and branch). Each is
+linear in the history, so together they made a long session's turns slower (measured
+with ADK 2.13 at 300 turns: the largest part of what grew per prompt). ADK 2.15 added a
+fast path to `_apply_rewinds` (a history without rewinds is copied as is), but it still
+reads every event to know it; the copy is all that is left here. Two more scans that
+2.13 made at every step, `runners._find_active_task_scope` and
+`_llm_agent_wrapper._find_unresolved_task_delegations`, have their own fast paths in
+2.15 that answer at once for this agent (no event has an isolation scope, no tool is a
+task agent): they are ADK's own again (`tests/runtime/test_event_scans.py` checks that
+they do not walk our histories).
 
 Session event lists only grow at the end between rebuilds (GcliSessionService
 appends; a rebuild refills the list with new events and calls `forget_events`, as
@@ -23,11 +27,10 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from google.adk.events.event import Event
-from google.genai import types
 
 # Lists remembered per scan: sessions in use, plus the short-lived lists ADK builds.
 _KEEP_LISTS = 64
@@ -118,121 +121,6 @@ def apply_rewinds(
     return list(progress.state)  # callers own what they get
 
 
-# ---------------------------------------------------------------- _find_active_task_scope
-
-
-class _Scopes:
-    __slots__ = ("finished", "aborted", "scoped")
-
-    def __init__(self) -> None:
-        self.finished: set[str] = set()
-        self.aborted: set[str] = set()
-        self.scoped: list[tuple[str, str]] = []  # (scope, invocation), compactions left out
-
-
-def find_active_task_scope(
-    original: Callable[[Any], tuple[str, str] | None], session: Any
-) -> tuple[str, str] | None:
-    from google.adk.agents.llm.task._finish_task_tool import (
-        FINISH_TASK_ERROR_RESULT,
-        FINISH_TASK_SUCCESS_RESULT,
-        FINISH_TASK_TOOL_NAME,
-    )
-    from google.adk.events._abort_events import _is_abort_event
-
-    found = _scopes.unread(session.events)
-    if found is None:
-        return original(session)
-    progress, new = found
-    state: _Scopes = progress.state
-    for event in new:
-        if _is_abort_event(event):
-            state.aborted.add(event.invocation_id)
-        scope = event.isolation_scope
-        if not scope:
-            continue
-        for part in (event.content.parts or []) if event.content else []:
-            response = part.function_response
-            if response and response.name == FINISH_TASK_TOOL_NAME:
-                if (response.response or {}).get("result") in (
-                    FINISH_TASK_SUCCESS_RESULT,
-                    FINISH_TASK_ERROR_RESULT,
-                ):
-                    state.finished.add(scope)
-                break
-        if not (event.actions and event.actions.compaction):
-            state.scoped.append((scope, event.invocation_id))
-    _scopes.done(progress)
-    for scope, invocation in reversed(state.scoped):
-        if scope not in state.finished and invocation not in state.aborted:
-            return scope, invocation
-    return None
-
-
-_scopes = _PerList(_Scopes)
-
-
-# ---------------------------------------------------------------- _find_unresolved_task_delegations
-
-
-class _Delegations:
-    __slots__ = ("pending", "answered", "seen")
-
-    def __init__(self) -> None:
-        # Calls not answered (yet), by id: every call made with that id, in order,
-        # with its place among all calls (which are delegations depends on the tools
-        # of the moment, so that is decided when asked).
-        self.pending: dict[str, list[tuple[int, types.FunctionCall]]] = {}
-        self.answered: set[str] = set()
-        self.seen = 0
-
-
-def find_unresolved_task_delegations(
-    original: Callable[..., list[types.FunctionCall]],
-    session: Any,
-    owner: str,
-    tools_dict: Mapping[str, Any],
-    isolation_scope: str | None = None,
-) -> list[types.FunctionCall]:
-    from google.adk.tools.agent_tool import _TaskAgentTool
-
-    unread = _delegations.unread(session.events, (owner, isolation_scope))
-    if unread is None:
-        return original(session, owner, tools_dict, isolation_scope)
-    progress, new = unread
-    state: _Delegations = progress.state
-    for event in new:
-        if event.author != owner and event.author != "user":
-            continue
-        if not event.content or not event.content.parts:
-            continue
-        in_scope = isolation_scope is None or event.isolation_scope == isolation_scope
-        for part in event.content.parts:
-            call = part.function_call
-            if in_scope and call and call.id and call.name is not None:
-                state.seen += 1
-                if call.id not in state.answered:
-                    state.pending.setdefault(call.id, []).append((state.seen, call))
-            response = part.function_response
-            if response and response.id:
-                state.answered.add(response.id)
-                state.pending.pop(response.id, None)
-    _delegations.done(progress)
-    found: list[tuple[int, types.FunctionCall]] = []
-    for calls in state.pending.values():
-        delegations = [
-            (place, call)
-            for place, call in calls
-            if isinstance(tools_dict.get(call.name or ""), _TaskAgentTool)
-        ]
-        if delegations:  # placed where its first delegation was, the latest one kept
-            found.append((delegations[0][0], delegations[-1][1]))
-    return [call for _, call in sorted(found, key=lambda item: item[0])]
-
-
-_delegations = _PerList(_Delegations)
-
-
 # ---------------------------------------------------------------- InvocationContext._get_events
 
 _filtered = _PerList(list)
@@ -298,7 +186,7 @@ def get_events(
 def forget_events(events: list[Event]) -> None:
     """Drop what the scans keep for `events` (a session closed, or its list refilled):
     they hold its events, which must not outlive the session."""
-    for per_list in (_live, _scopes, _delegations, _filtered, _first_of_invocation):
+    for per_list in (_live, _filtered, _first_of_invocation):
         per_list.forget_list(events)
 
 
@@ -310,9 +198,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from google.adk import runners
     from google.adk.events import _rewind_events
-    from google.adk.workflow import _llm_agent_wrapper
 
     original_rewinds = _rewind_events._apply_rewinds
 
@@ -326,27 +212,6 @@ def install() -> None:
             original_rewinds
         ):
             setattr(module, "_apply_rewinds", rewinds)  # noqa: B010 - a module of its own
-
-    original_scope = runners._find_active_task_scope
-
-    def scope(session: Any) -> tuple[str, str] | None:
-        return find_active_task_scope(original_scope, session)
-
-    runners._find_active_task_scope = scope
-
-    original_delegations = _llm_agent_wrapper._find_unresolved_task_delegations
-
-    def delegations(
-        session: Any,
-        owner: str,
-        tools_dict: Mapping[str, Any],
-        isolation_scope: str | None = None,
-    ) -> list[types.FunctionCall]:
-        return find_unresolved_task_delegations(
-            original_delegations, session, owner, tools_dict, isolation_scope
-        )
-
-    _llm_agent_wrapper._find_unresolved_task_delegations = delegations
 
     from google.adk.agents.invocation_context import InvocationContext
 

@@ -12,6 +12,10 @@ A stream that fails after it started is retried too (up to 4 attempts, 1 s ×
 2^n apart); the user is told, since its first part was already shown. The
 notice travels in the response stream (`notice_response`), so it reaches the
 editor after that part, not before it.
+
+Every retry before a stream starts is told too (issue 34.5): which model and
+endpoint, what failed, attempt n of m and the next try (`runtime.models.failures`);
+a call that could not reach the model at all ends in one `ModelError` saying so.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
@@ -29,11 +34,15 @@ from google.genai import types
 from runtime.adk.model import Attempt, ModelResilience, notice_response
 from runtime.adk.stream_check import NUDGES, InvalidStreamError
 from runtime.errors import ModelError
+from runtime.models.failures import gave_up_line, retry_line, seconds_phrase, what_failed
 from runtime.models.fallback import FallbackDecision, persistent_quota_handler
+from runtime.models.google_errors import get_http_status
 from runtime.models.policy_catalog import resolve_model
 from runtime.models.retry import (
+    DEFAULT_MAX_ATTEMPTS,
     MID_STREAM_RETRY,
     RetryNotice,
+    is_network_error,
     is_retryable_error,
     retry_with_backoff,
 )
@@ -86,11 +95,18 @@ class GcliResilience(ModelResilience):
     """retryWithBackoff + handleFallback around each model call."""
 
     def __init__(
-        self, state: ModelState, *, sleep: Callable[[float], Awaitable[None]] | None = None
+        self,
+        state: ModelState,
+        *,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        endpoint: Callable[[str], str] = lambda _model: "",
     ) -> None:
         self.state = state
-        scale = _delay_scale()
+        self._scale = 1.0 if sleep is not None else _delay_scale()
+        scale = self._scale
         self._sleep = sleep or (lambda seconds: asyncio.sleep(seconds * scale))
+        self._endpoint = endpoint
+        self._model = ""
 
     async def run(self, request: LlmRequest, attempt: Attempt) -> AsyncGenerator[LlmResponse, None]:
         retries_mid_stream = 0
@@ -128,7 +144,12 @@ class GcliResilience(ModelResilience):
                         model=model,
                     ) from exc
                 logger.warning("the model stream broke (%s); retrying", describe_error(exc))
-                text = f"The model's answer was interrupted ({describe_error(exc)}). Retrying…"
+                delay_s = MID_STREAM_RETRY.delay_ms(retries_mid_stream) / 1000 * self._scale
+                text = (
+                    f"The model's answer was interrupted ({what_failed(exc)}). Retrying… "
+                    f"(attempt {retries_mid_stream + 2} of {MID_STREAM_RETRY.max_attempts}, "
+                    f"in {seconds_phrase(delay_s)})"
+                )
             finally:
                 if agen is not None:
                     await agen.aclose()
@@ -167,16 +188,48 @@ class GcliResilience(ModelResilience):
             apply=lambda decision: self._apply(request, decision),
             approval_mode=state.mode,
             auto_routing=lambda: state.auto_routing,
+            fallback_models=lambda: state.fallback_models,
         )
-        kwargs: dict[str, Any] = {"max_attempts": state.max_attempts} if state.max_attempts else {}
-        return await retry_with_backoff(
-            call,
-            on_persistent_429=handler,
-            on_retry=self._on_retry,
-            current_model=lambda: request.model,
-            sleep=self._sleep,
-            abort_event=state.abort_event(),
-            **kwargs,
+        attempts = state.max_attempts or DEFAULT_MAX_ATTEMPTS
+        calls = 0
+
+        async def counted() -> tuple[AsyncGenerator[LlmResponse, None], LlmResponse | None]:
+            nonlocal calls
+            calls += 1
+            self._model = request.model or state.default_model
+            return await call()
+
+        started = time.monotonic()
+        try:
+            return await retry_with_backoff(
+                counted,
+                on_persistent_429=handler,
+                on_retry=lambda notice: self._on_retry(notice, attempts),
+                current_model=lambda: request.model,
+                sleep=self._sleep,
+                abort_event=state.abort_event(),
+                max_attempts=attempts,
+            )
+        except ModelError:
+            raise
+        except Exception as exc:
+            if calls > 1 or (get_http_status(exc) is None and is_network_error(exc)):
+                raise self._gave_up(exc, calls, time.monotonic() - started) from exc
+            raise
+
+    def _gave_up(self, exc: Exception, calls: int, waited_s: float) -> ModelError:
+        """The one error of a call whose attempts ran out (or that reached nothing)."""
+        from runtime.adk.translator import HTTP_TO_STATUS
+
+        model = self._model or self.state.default_model
+        status = get_http_status(exc)
+        message = gave_up_line(model, self._endpoint(model), exc, calls, waited_s)
+        logger.info("%s", message)
+        logger.debug("the last attempt's error", exc_info=exc)  # the traceback, at DEBUG
+        if status is None:
+            return ModelError(message, status="UNAVAILABLE", code="MODEL_UNREACHABLE", model=model)
+        return ModelError(
+            message, status=HTTP_TO_STATUS.get(status, "INTERNAL"), model=model, http_status=status
         )
 
     async def _apply(self, request: LlmRequest, decision: FallbackDecision) -> None:
@@ -195,8 +248,18 @@ class GcliResilience(ModelResilience):
         if decision.silent and decision.message:
             self._notice(f"\n\n_{decision.message}_\n\n")
 
-    def _on_retry(self, notice: RetryNotice) -> None:
+    def _on_retry(self, notice: RetryNotice, attempts: int) -> None:
+        """Every retry is told: in the editor a notice, with `-p` a line on stderr."""
         logger.info("retrying the model call in %.0f ms (%s)", notice.delay_ms, notice.kind)
+        delay_s = notice.delay_ms / 1000 * self._scale
+        model = self._model or self.state.default_model
+        endpoint = self._endpoint(model)
+        if notice.kind == "capacity":
+            where = f"{model} at {endpoint}" if endpoint else model
+            text = f"{where} is at capacity; next try in {seconds_phrase(delay_s)}."
+        else:
+            text = retry_line(model, endpoint, notice.error, notice.attempt, attempts, delay_s)
+        self._notice(text)
 
     def _notice(self, text: str) -> None:
         if self.state.notice is not None:

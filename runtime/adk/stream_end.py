@@ -4,8 +4,9 @@ closing events of the stream.
 
 An exception from the model call is a model failure when it is a `ModelError`
 (classified by the resilience loop: quota, not found, a stream that kept
-breaking) or carries an HTTP status we know (`HTTP_TO_STATUS`); anything else is
-an internal error, logged with its traceback.
+breaking, a model that could not be reached) or carries an HTTP status we know
+(`HTTP_TO_STATUS`); anything else is an internal error, logged in one line (with its
+traceback at DEBUG).
 """
 
 from __future__ import annotations
@@ -77,7 +78,11 @@ def error_event(event_id: str, stream_id: str, exc: BaseException) -> ErrorEvent
     """The fatal error event of a stream that failed with `exc`."""
     failure = model_failure(exc)
     if failure is None:
-        logger.error("stream failed", exc_info=exc)
+        # the traceback is for a developer (`--log-level DEBUG`); the user gets one line
+        debug = logger.isEnabledFor(logging.DEBUG)
+        logger.error(
+            "stream failed: %s: %s", type(exc).__name__, exc, exc_info=exc if debug else None
+        )
         message = f"{type(exc).__name__}: {exc}"
     elif failure.http_status is not None:
         detail = getattr(exc, "message", None) or str(exc)

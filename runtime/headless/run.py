@@ -244,7 +244,11 @@ async def _start(run: HeadlessRun, host: Host) -> tuple[AgentSession, SessionSer
         except BaseException:
             await service.aclose()
             raise
-    auth = resolve_auth(run.env, fake_responses=fake) if run.generator is None else None
+    auth = (
+        resolve_auth(run.env, fake_responses=fake, model=config.model)
+        if run.generator is None
+        else None
+    )
     spec = SessionSpec(
         config=config, auth=auth, host=host, session_id=session_id, generator=run.generator
     )

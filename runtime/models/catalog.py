@@ -54,7 +54,13 @@ _BY_PREFIX = sorted((m for m in MODELS if m.id != AUTO), key=lambda m: -len(m.id
 
 
 def context_window(model: str) -> int:
-    """The input token limit of `model` (a family prefix match; the default otherwise)."""
+    """The input token limit of `model` (a family prefix match; the default otherwise);
+    another provider's model (`PROVIDER/NAME`): its provider's declared window."""
+    from runtime.models.providers import provider_window, split_model
+
+    split = split_model(model)
+    if split is not None:
+        return provider_window(split[0])
     name = model.removeprefix("models/")
     for info in _BY_PREFIX:
         if name.startswith(info.id):

@@ -39,5 +39,10 @@ class ContentGenerator(abc.ABC):
     ) -> AsyncIterator[types.GenerateContentResponse]:
         """An async iterator of response chunks; errors surface on iteration."""
 
+    def endpoint(self, model: str) -> str:
+        """Where calls for `model` go, as the user would recognise it (a URL), for
+        messages; empty when there is nothing to name (a script)."""
+        return ""
+
     async def aclose(self) -> None:
         return None

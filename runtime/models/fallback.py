@@ -197,6 +197,7 @@ def persistent_quota_handler(
     apply: Callable[[FallbackDecision], Awaitable[None]],
     approval_mode: Callable[[], str] = lambda: "default",
     auto_routing: Callable[[], bool] = lambda: False,
+    fallback_models: Callable[[], Sequence[str]] = lambda: (),
 ) -> Callable[[BaseException], Awaitable[bool]]:
     """An `on_persistent_429` for `retry_with_backoff`.
 
@@ -211,7 +212,10 @@ def persistent_quota_handler(
     async def on_persistent_429(error: BaseException) -> bool:
         active = active_model()
         chain = resolve_policy_chain(
-            active, approval_mode=approval_mode(), auto_routing=auto_routing()
+            active,
+            approval_mode=approval_mode(),
+            auto_routing=auto_routing(),
+            fallback_models=fallback_models(),
         )
         decision = await handle_fallback(
             failed_model=failed_model(),

@@ -43,6 +43,10 @@ class GenaiContentGenerator(ContentGenerator):
 
         self.requests = CachedStreamRequests(self._client.aio.models._api_client)
         self.requests.install(self._client.aio.models)
+        self._endpoint = auth.base_url or _google_host(auth)
+
+    def endpoint(self, model: str) -> str:
+        return self._endpoint
 
     async def generate_content(
         self,
@@ -74,3 +78,11 @@ class GenaiContentGenerator(ContentGenerator):
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()
+
+
+def _google_host(auth: AuthConfig) -> str:
+    if auth.kind != "vertex":
+        return "https://generativelanguage.googleapis.com"
+    if auth.location and auth.location != "global":
+        return f"https://{auth.location}-aiplatform.googleapis.com"
+    return "https://aiplatform.googleapis.com"

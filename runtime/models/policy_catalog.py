@@ -8,7 +8,7 @@ availability service marks the failed model).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
@@ -135,12 +135,22 @@ def _auto_routing_override(policy: ModelPolicy) -> ModelPolicy:
     )
 
 
+def _configured_chain(model: str, fallback_models: Sequence[str]) -> tuple[ModelPolicy, ...]:
+    """The active model, then the settings' `model.fallbackModels` in order (any
+    provider's: `ollama/NAME`…), the last one the last resort."""
+    others = [m for m in dict.fromkeys(fallback_models) if m and m != model]
+    if not others:
+        return (_last_resort(model),)
+    return (ModelPolicy(model), *(ModelPolicy(m) for m in others[:-1]), _last_resort(others[-1]))
+
+
 def resolve_policy_chain(
     active_model: str,
     *,
     approval_mode: str = "default",
     auto_routing: bool = False,
     wrap_around: bool = True,
+    fallback_models: Sequence[str] = (),
 ) -> list[ModelPolicy]:
     """The fallback chain for `active_model`, with the active model first.
 
@@ -150,10 +160,15 @@ def resolve_policy_chain(
     rotates the models before the active one to the end; False drops them.
     Auto routing: transient failures become silent + sticky_retry, and non-last
     resort models get `AUTO_ROUTING_MAX_ATTEMPTS`. Plan mode: every action silent.
+    `fallback_models` (the settings' `model.fallbackModels`) replaces the built-in chain
+    after the active model: the fallback may leave Gemini for another provider.
     """
     auto_routing = auto_routing or is_auto_model(active_model)
     model = resolve_model(active_model)
-    chain = list(_base_chain(model))
+    if fallback_models:
+        chain = list(_configured_chain(model, fallback_models))
+    else:
+        chain = list(_base_chain(model))
     index = next((i for i, p in enumerate(chain) if p.model == model), 0)
     chain = chain[index:] + (chain[:index] if wrap_around else [])
     if auto_routing:

@@ -68,5 +68,8 @@ class RecordingContentGenerator(ContentGenerator):
             if chunks:
                 self._append({"method": "generateContentStream", "response": chunks})
 
+    def endpoint(self, model: str) -> str:
+        return self._inner.endpoint(model)
+
     async def aclose(self) -> None:
         await self._inner.aclose()

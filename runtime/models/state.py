@@ -33,6 +33,13 @@ class ModelState:
     notice: Callable[[str], None] | None = None
     ask: Callable[[FallbackChoice], Awaitable[FallbackIntent]] | None = None
     abort_event: Callable[[], asyncio.Event | None] = lambda: None
+    offered: list[tuple[str, str]] = field(default_factory=list)
+    """The editor's model choice (id, name) when other providers are reachable (empty:
+    Gemini's catalogue), `runtime.models.model_list`; `discovery` asks their servers."""
+    discovery: asyncio.Task[None] | None = None
+    fallback_models: tuple[str, ...] = ()
+    """The settings' `model.fallbackModels`: the fallback chain after the session's model
+    (any provider's models), instead of Gemini CLI's built-in chains."""
     switched_once: set[str] = field(default_factory=set)
     """Models the user switched away from "for this request" (retry_once): healthy again
     at the next prompt, so that prompt goes back to the session's model."""

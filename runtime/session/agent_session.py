@@ -340,6 +340,8 @@ class AgentSession:
             logger.exception("SessionEnd hooks failed")
 
     async def close(self, reason: str = "exit") -> None:
+        if self.model_state.discovery is not None:  # the model list still being asked for
+            self.model_state.discovery.cancel()
         await self.protocol.abort()
         await self.session_end(reason)
         try:

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+WEB_SEARCH_TOOL = "google_web_search"
+
 
 def build_model_state(
     spec: SessionSpec, generator: ContentGenerator, link: SessionLink
@@ -60,7 +62,17 @@ def build_model_state(
         on_choice_changed=lambda model: link.config_changed({"model": model}),
         on_model_announced=link.announce_model,
         abort_event=link.abort_event,
+        fallback_models=fallback_models(spec.config.settings),
     )
+
+
+def fallback_models(settings: dict[str, Any]) -> tuple[str, ...]:
+    """`model.fallbackModels`: model ids (any provider's) the quota fallback offers, in order."""
+    model = settings.get("model")
+    found = model.get("fallbackModels") if isinstance(model, dict) else None
+    if not isinstance(found, list):
+        return ()
+    return tuple(m.strip() for m in found if isinstance(m, str) and m.strip())
 
 
 def build_model(
@@ -73,7 +85,7 @@ def build_model(
     return GcliAgentModel(
         model=model_state.default_model,
         generator=generator,
-        resilience=GcliResilience(model_state),
+        resilience=GcliResilience(model_state, endpoint=generator.endpoint),
         control=control,
     )
 
@@ -231,6 +243,10 @@ def session_tools(
     from runtime.tools.catalog import build_catalog
 
     tools: dict[str, Any] = dict(build_catalog())
+    if spec.auth is not None and spec.auth.kind == "none":
+        # Google Search grounding is Gemini's: without Google credentials it cannot run
+        # (with them, it goes to Gemini whatever the session's model)
+        tools.pop(WEB_SEARCH_TOOL, None)
     if spec.tool_names is not None:  # a subagent: only its definition's tools
         tools = {name: tool for name, tool in tools.items() if name in spec.tool_names}
     if spec.write_scope is not None:  # a subagent's scoped writes (`runtime.agents.scope`)

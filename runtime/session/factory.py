@@ -38,6 +38,7 @@ from runtime.session.spec import APP_NAME, USER_ID, SessionSpec
 if TYPE_CHECKING:
     from runtime.adk.agent_protocol import AdkAgentProtocol
     from runtime.adk.mcp_toolset import GcliMcpToolset
+    from runtime.models.providers import ProviderTable
     from runtime.models.state import ModelState
     from runtime.services.hooks import HookRunner
 
@@ -46,9 +47,13 @@ __all__ = ["SessionFactory", "assemble_session", "content_generator_for", "creat
 _generators: dict[tuple[Any, ...], ContentGenerator] = {}
 
 
-def content_generator_for(auth: AuthConfig, record_to: Path | None = None) -> ContentGenerator:
-    """One generator per credentials (and recording file) per process."""
-    key = (auth, record_to)
+def content_generator_for(
+    auth: AuthConfig, record_to: Path | None = None, providers: ProviderTable | None = None
+) -> ContentGenerator:
+    """One generator per credentials, providers (and recording file) per process. With
+    `providers`, calls of `PROVIDER/NAME` models go to those (`ProviderRouter`); auth
+    `none` (no Google credentials) then serves only them."""
+    key = (auth, record_to, providers)
     cached = _generators.get(key)
     if cached is not None:
         return cached
@@ -59,9 +64,15 @@ def content_generator_for(auth: AuthConfig, record_to: Path | None = None) -> Co
         assert auth.fake_responses is not None
         generator = FakeContentGenerator(auth.fake_responses)
     else:
-        from runtime.models.genai_generator import GenaiContentGenerator
+        # the Gemini client is shared by every provider table (the warm-up makes it)
+        gemini = None if auth.kind == "none" else _gemini_for(auth)
+        if providers is not None:
+            from runtime.models.provider_router import ProviderRouter
 
-        generator = GenaiContentGenerator(auth)
+            generator = ProviderRouter(gemini, providers)
+        else:
+            assert gemini is not None, "auth `none` serves only other providers"
+            generator = gemini
     if record_to is not None:
         from runtime.models.recording_generator import RecordingContentGenerator
 
@@ -70,15 +81,30 @@ def content_generator_for(auth: AuthConfig, record_to: Path | None = None) -> Co
     return generator
 
 
+def _gemini_for(auth: AuthConfig) -> ContentGenerator:
+    key = (auth, None, None)
+    cached = _generators.get(key)
+    if cached is None:
+        from runtime.models.genai_generator import GenaiContentGenerator
+
+        cached = _generators[key] = GenaiContentGenerator(auth)
+    return cached
+
+
 async def create_session(spec: SessionSpec) -> AgentSession:
     """Build, wire and start one session (see the module docstring for the steps)."""
     generator = spec.generator
+    table: ProviderTable | None = None
     if generator is None:
         if spec.auth is None:
             from runtime.errors import AuthRequiredError
 
             raise AuthRequiredError("no credentials")
-        generator = content_generator_for(spec.auth, spec.config.record_responses)
+        if spec.auth.kind != "fake":
+            from runtime.models.providers import ProviderTable
+
+            table = ProviderTable.from_config(spec.config.env, spec.config.settings)
+        generator = content_generator_for(spec.auth, spec.config.record_responses, table)
     if spec.mcp_servers or spec.config.settings.get("mcpServers"):
         # the MCP SDK takes ~0.5 s to import: not on the event loop
         import importlib
@@ -86,7 +112,30 @@ async def create_session(spec: SessionSpec) -> AgentSession:
         await asyncio.to_thread(importlib.import_module, "runtime.adk.mcp_toolset")
     session = assemble_session(spec, generator)
     await session.start()
+    if table is not None and spec.kind == "main":
+        offer_models(session, table)
     return session
+
+
+def offer_models(session: AgentSession, table: ProviderTable) -> None:
+    """The model choice lists the other providers' models: the declared ones at once,
+    those their servers list when they answer (then the editor gets the new list)."""
+    from runtime.models import model_list
+
+    state = session.model_state
+    state.offered = model_list.choices(table)
+    config = session.config
+    ask = model_list.providers_to_ask(table, config.env, config.settings, state.choice)
+    if not ask:
+        return
+
+    async def listed() -> None:
+        found = await model_list.discover(ask)
+        if found:
+            state.offered = model_list.choices(table, found)
+            session.protocol.config_changed({"offeredModels": len(state.offered)})
+
+    state.discovery = asyncio.get_running_loop().create_task(listed())
 
 
 def assemble_session(spec: SessionSpec, generator: ContentGenerator) -> AgentSession:

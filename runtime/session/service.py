@@ -148,13 +148,14 @@ class SessionService:
         """Build one session: fresh (`recorded` None: a new record) or from a record."""
         cwd = workspace_dir(request.cwd, "cwd")
         extra = self._roots(request)
+        config = self._config(cwd)
         auth = resolve_auth(
             self.env,
             fake_responses=self.flags.fake_responses,
             api_key_override=request.auth.api_key,
             prefer=request.auth.prefer,
+            model=(_restored(config, recorded[1]) if recorded is not None else config).model,
         )
-        config = self._config(cwd)
         client_prompt = request.client_prompt
         if recorded is None:
             recording = await self.records().create(NewRecord(session_id, cwd, extra))

@@ -25,14 +25,18 @@ def refuse_fallback(params: JsonObject) -> JsonObject:
     return selected("stop")
 
 
-async def test_a_per_minute_429_is_retried_silently_on_the_same_model(
+async def test_a_per_minute_429_is_retried_on_the_same_model_and_the_retry_told(
     make_agent: MakeAgent, tmp_path: Path, fake_gemini: FakeGeminiServer
 ) -> None:
     fake_gemini.add(per_minute_quota_429(PRO, retry="12s"), text_response("after the rate limit"))
     agent = await start(make_agent, tmp_path, fake_gemini, permission_policy=refuse_fallback)
 
     assert await agent.prompt("hello") == {"stopReason": "end_turn"}
-    assert agent.text() == "after the rate limit"
+    # issue 34.5: every retry is told (Gemini CLI retried this one silently)
+    told, answer = agent.text().rsplit("\n\n", 1)
+    assert answer == "after the rate limit"
+    assert f"The model call failed ({PRO} at {fake_gemini.base_url}: HTTP 429" in told
+    assert "attempt 1 of 10, next try in" in told
     assert fake_gemini.models_called == [PRO, PRO]
     first, second = fake_gemini.generate_requests
     assert second.contents == first.contents
@@ -55,11 +59,13 @@ async def test_capacity_errors_server_errors_and_a_dropped_stream_are_all_retrie
     agent = await start(make_agent, tmp_path, fake_gemini, permission_policy=refuse_fallback)
 
     assert await agent.prompt("one") == {"stopReason": "end_turn"}
-    assert agent.text() == "capacity answer"
+    assert agent.text().endswith("capacity answer")
+    assert agent.text().count(f"{PRO} at {fake_gemini.base_url} is at capacity") == 2
     assert fake_gemini.models_called == [PRO] * 3
 
     assert await agent.prompt("two") == {"stopReason": "end_turn"}
     assert agent.text().endswith("server answer")
+    assert "HTTP 500 (server error)" in agent.text()
     assert fake_gemini.models_called == [PRO] * 5
 
     mark = len(agent.updates("agent_message_chunk"))
