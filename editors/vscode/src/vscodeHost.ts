@@ -9,7 +9,9 @@ import type { KeyHost } from "./apiKey";
 import type { ApprovalsHost } from "./approvals";
 import type { SurfaceHost } from "./chatSurface";
 import type { CommandHost } from "./commands";
+import { type DiffStore, REVIEW_SCHEME } from "./diffDocuments";
 import type { EditorDocument, EditorHost } from "./editorIo";
+import type { HunkReview } from "./hunkReview";
 import type { Metric } from "./metrics";
 import { PLACEHOLDER, READY_PROMPT, type OpeningHost, type OpeningInput } from "./openingInput";
 import type { SessionHost } from "./sessions";
@@ -93,11 +95,19 @@ export function keyHost(secrets: vscode.SecretStorage): KeyHost {
   };
 }
 
+const openDocument = (uri: { toString(): string }): vscode.TextDocument | undefined => {
+  const target = uri.toString();
+  return vscode.workspace.textDocuments.find((d) => d.uri.toString() === target);
+};
+
 export function approvalsHost(metric: Metric): ApprovalsHost {
   return {
     openDiff: (p) => vscode.commands.executeCommand("vscode.diff", p.original, p.proposed, p.title, { preview: false, preserveFocus: false }),
     closeDiffTabs: async (proposed) => {
       const target = proposed.toString();
+      // An edited proposed side is saved (into the review file system) so closing it asks nothing.
+      const edited = openDocument(proposed);
+      if (edited?.isDirty) await edited.save().then(undefined, () => false);
       const tabs: vscode.Tab[] = [];
       for (const group of vscode.window.tabGroups.all) {
         for (const tab of group.tabs) {
@@ -111,6 +121,7 @@ export function approvalsHost(metric: Metric): ApprovalsHost {
     hideToasts: () => void vscode.commands.executeCommand("notifications.hideToasts").then(undefined, () => undefined),
     pickOption: (picks, title) => vscode.window.showQuickPick(picks, { title }),
     preload: (uri) => void vscode.workspace.openTextDocument(uri as vscode.Uri).then(undefined, () => undefined),
+    documentText: (uri) => openDocument(uri)?.getText(),
     metric,
     now: () => Date.now(),
   };
@@ -214,4 +225,77 @@ export function openingHost(
     closeInput: () => box?.hide(),
     inputValue: () => box?.value ?? "",
   };
+}
+
+/** The editable proposed side of an edit under review (issue 36): an in-memory file
+ * system over the DiffStore; a save keeps the user's version there until the answer. */
+export function reviewFileSystem(diffs: DiffStore): vscode.FileSystemProvider {
+  const changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  const times = new Map<string, number>();
+  const known = (uri: vscode.Uri): void => {
+    if (!diffs.has(uri)) throw vscode.FileSystemError.FileNotFound(uri);
+  };
+  const refuse = (uri: vscode.Uri): never => {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  };
+  return {
+    onDidChangeFile: changed.event,
+    watch: () => new vscode.Disposable(() => undefined),
+    stat: (uri) => {
+      known(uri);
+      const mtime = times.get(uri.toString()) ?? Date.now();
+      times.set(uri.toString(), mtime);
+      return { type: vscode.FileType.File, ctime: mtime, mtime, size: Buffer.byteLength(diffs.provide(uri)) };
+    },
+    readDirectory: () => [],
+    createDirectory: refuse,
+    readFile: (uri) => {
+      known(uri);
+      return new TextEncoder().encode(diffs.provide(uri));
+    },
+    writeFile: (uri, content) => {
+      if (!diffs.write(uri, new TextDecoder().decode(content))) refuse(uri);
+      times.set(uri.toString(), Math.max(Date.now(), (times.get(uri.toString()) ?? 0) + 1));
+      changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+    },
+    delete: refuse,
+    rename: refuse,
+  };
+}
+
+/** CodeLens "Accept" / "Reject" above each hunk of an editable proposed side (hunkReview.ts). */
+export function registerHunkReview(subscriptions: vscode.Disposable[], review: HunkReview): void {
+  const changed = new vscode.EventEmitter<void>();
+  subscriptions.push(
+    changed,
+    vscode.languages.registerCodeLensProvider(
+      { scheme: REVIEW_SCHEME },
+      {
+        onDidChangeCodeLenses: changed.event,
+        provideCodeLenses: (doc) =>
+          review.lenses(doc.uri, doc.getText()).flatMap((lens) => {
+            const range = new vscode.Range(lens.line, 0, lens.line, 0);
+            const args = [doc.uri.toString(), lens.key];
+            const of = lens.count > 1 ? ` (${lens.index} of ${lens.count})` : "";
+            return [
+              new vscode.CodeLens(range, { title: `Accept${of}`, command: "adkAcp.acceptHunk", arguments: args }),
+              new vscode.CodeLens(range, { title: "Reject", command: "adkAcp.rejectHunk", arguments: args }),
+            ];
+          }),
+      },
+    ),
+    vscode.commands.registerCommand("adkAcp.acceptHunk", (uri: string, key: string) => {
+      review.accept(vscode.Uri.parse(uri, true), key);
+      changed.fire();
+    }),
+    vscode.commands.registerCommand("adkAcp.rejectHunk", async (uri: string, key: string) => {
+      const target = vscode.Uri.parse(uri, true);
+      const doc = openDocument(target) ?? (await vscode.workspace.openTextDocument(target));
+      const text = review.reject(target, doc.getText(), key);
+      if (text === undefined) return;
+      const edit = new vscode.WorkspaceEdit();
+      edit.replace(target, whole(doc), text);
+      await vscode.workspace.applyEdit(edit);
+    }),
+  );
 }
