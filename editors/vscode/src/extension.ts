@@ -19,6 +19,7 @@ import { fileMetrics } from "./metrics";
 import { OpeningInput } from "./openingInput";
 import { adkMeta, EDIT_REVIEW } from "./permissions";
 import { SessionControl } from "./sessions";
+import { SecretSettings } from "./settingsSecrets";
 import { AgentSupervisor } from "./supervisor";
 import { TerminalManager } from "./terminals";
 import * as host from "./vscodeHost";
@@ -54,6 +55,7 @@ export function activate(context: vscode.ExtensionContext): void {
   status.show();
 
   const keys = new ApiKeyStore(host.keyHost(context.secrets));
+  const secretSettings = new SecretSettings(host.secretSettingsHost(context.secrets));
   // The proposed side is editable when the agent takes the user's version (issue 36).
   const diffs = new DiffStore({ from: (c) => vscode.Uri.from(c) }, () => adkMeta(supervisor.capabilities?._meta)?.[EDIT_REVIEW] === true);
   const editorSide = host.editorHost();
@@ -66,7 +68,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const terminals = terminalManager();
   // The supervisor, the sessions and the approvals refer to each other through these late-bound callbacks.
   const approvals: Approvals = new Approvals(host.approvalsHost(metric), surface, diffs, (id) => sessions.asks(id), () => sessions.running);
-  const supervisor: AgentSupervisor = new AgentSupervisor(host.supervisorHost(keys, metric), surface, {
+  const supervisor: AgentSupervisor = new AgentSupervisor(host.supervisorHost(keys, secretSettings, metric), surface, {
     handlers: {
       requestPermission: (params, at) => approvals.request(params, at),
       sessionUpdate: (params) => sessions.sessionUpdate(params),

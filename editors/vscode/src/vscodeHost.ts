@@ -15,12 +15,13 @@ import type { HunkReview } from "./hunkReview";
 import type { Metric } from "./metrics";
 import { PLACEHOLDER, READY_PROMPT, type OpeningHost, type OpeningInput } from "./openingInput";
 import type { SessionHost } from "./sessions";
-import { readSettings, type Settings } from "./settings";
+import { readSettings, type ReadSettings } from "./settings";
+import type { SecretSettings, SecretSettingsHost } from "./settingsSecrets";
 import { AgentProcess } from "./agentProcess";
 import type { SupervisorHost } from "./supervisor";
 
 /** The settings (checked); each problem is named, and its setting keeps the default. */
-export function currentSettings(): { settings: Settings; problems: string[] } {
+export function currentSettings(): ReadSettings {
   const config = vscode.workspace.getConfiguration("adkAcp");
   return readSettings((key) => config.get(key));
 }
@@ -54,10 +55,12 @@ export function surfaceHost(log: vscode.LogOutputChannel, status: vscode.StatusB
   };
 }
 
-export function supervisorHost(keys: { get(): PromiseLike<string | undefined> }, metric: Metric): SupervisorHost {
+export function supervisorHost(keys: { get(): PromiseLike<string | undefined> }, secrets: SecretSettings, metric: Metric): SupervisorHost {
   return {
     isTrusted: () => vscode.workspace.isTrusted,
     settings: currentSettings,
+    secretEnv: () => secrets.env(),
+    secretsInSettings: (found) => void secrets.warn(found).then(undefined, (error) => vscode.window.showErrorMessage(`adk-acp: ${String(error)}`)),
     workspaceFolders: () => folders().map((u) => u.fsPath),
     cwd: () => folders().find((u) => u.scheme === "file")?.fsPath,
     apiKey: async () => keys.get(),
@@ -99,6 +102,29 @@ const openDocument = (uri: { toString(): string }): vscode.TextDocument | undefi
   const target = uri.toString();
   return vscode.workspace.textDocuments.find((d) => d.uri.toString() === target);
 };
+
+export function secretSettingsHost(store: vscode.SecretStorage): SecretSettingsHost {
+  return {
+    secretGet: (name) => store.get(name),
+    secretStore: (name, value) => store.store(name, value),
+    removeFromEnvSetting: async (names) => {
+      const config = vscode.workspace.getConfiguration("adkAcp");
+      const found = config.inspect<Record<string, string>>("env");
+      const scopes = [
+        [found?.globalValue, vscode.ConfigurationTarget.Global],
+        [found?.workspaceValue, vscode.ConfigurationTarget.Workspace],
+        [found?.workspaceFolderValue, vscode.ConfigurationTarget.WorkspaceFolder],
+      ] as const;
+      for (const [value, target] of scopes) {
+        if (!value || !names.some((n) => n in value)) continue;
+        const kept = Object.fromEntries(Object.entries(value).filter(([n]) => !names.includes(n)));
+        await config.update("env", Object.keys(kept).length ? kept : undefined, target);
+      }
+    },
+    showWarning: (message, buttons) => vscode.window.showWarningMessage(message, ...buttons),
+    showInfo: (message) => void vscode.window.showInformationMessage(message),
+  };
+}
 
 export function approvalsHost(metric: Metric): ApprovalsHost {
   return {
