@@ -101,7 +101,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, provider),
     vscode.workspace.registerFileSystemProvider(REVIEW_SCHEME, host.reviewFileSystem(diffs), { isCaseSensitive: true }),
   );
-  host.registerHunkReview(context.subscriptions, new HunkReview(diffs));
+  host.registerHunkReview(context.subscriptions, new HunkReview(diffs), log);
   const commands = host.commandHost(context.subscriptions, () => view.commanded());
   const pieces: Pieces = { surface, supervisor, sessions, approvals, editor, keys };
   const view = new ChatViewProvider(

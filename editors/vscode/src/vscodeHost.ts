@@ -131,13 +131,16 @@ export function approvalsHost(metric: Metric): ApprovalsHost {
     openDiff: (p) => vscode.commands.executeCommand("vscode.diff", p.original, p.proposed, p.title, { preview: false, preserveFocus: false }),
     closeDiffTabs: async (proposed) => {
       const target = proposed.toString();
-      // An edited proposed side is saved (into the review file system) so closing it asks nothing.
+      // An edited proposed side is saved (into the review file system) first: closing a diff
+      // editor whose side is dirty would keep that side open in a tab of its own.
       const edited = openDocument(proposed);
       if (edited?.isDirty) await edited.save().then(undefined, () => false);
       const tabs: vscode.Tab[] = [];
       for (const group of vscode.window.tabGroups.all) {
         for (const tab of group.tabs) {
-          if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === target) tabs.push(tab);
+          const input = tab.input;
+          if (input instanceof vscode.TabInputTextDiff && input.modified.toString() === target) tabs.push(tab);
+          else if (input instanceof vscode.TabInputText && input.uri.toString() === target) tabs.push(tab);
         }
       }
       if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
@@ -258,8 +261,10 @@ export function openingHost(
 export function reviewFileSystem(diffs: DiffStore): vscode.FileSystemProvider {
   const changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
   const times = new Map<string, number>();
+  // A proposal answered and dropped: its document may still be saved or read once by the
+  // workbench as its editor closes; that is taken quietly (the answer is given already).
   const known = (uri: vscode.Uri): void => {
-    if (!diffs.has(uri)) throw vscode.FileSystemError.FileNotFound(uri);
+    if (!diffs.has(uri) && !times.has(uri.toString())) throw vscode.FileSystemError.FileNotFound(uri);
   };
   const refuse = (uri: vscode.Uri): never => {
     throw vscode.FileSystemError.NoPermissions(uri);
@@ -280,7 +285,7 @@ export function reviewFileSystem(diffs: DiffStore): vscode.FileSystemProvider {
       return new TextEncoder().encode(diffs.provide(uri));
     },
     writeFile: (uri, content) => {
-      if (!diffs.write(uri, new TextDecoder().decode(content))) refuse(uri);
+      if (!diffs.write(uri, new TextDecoder().decode(content)) && !times.has(uri.toString())) refuse(uri);
       times.set(uri.toString(), Math.max(Date.now(), (times.get(uri.toString()) ?? 0) + 1));
       changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
     },
@@ -290,7 +295,7 @@ export function reviewFileSystem(diffs: DiffStore): vscode.FileSystemProvider {
 }
 
 /** CodeLens "Accept" / "Reject" above each hunk of an editable proposed side (hunkReview.ts). */
-export function registerHunkReview(subscriptions: vscode.Disposable[], review: HunkReview): void {
+export function registerHunkReview(subscriptions: vscode.Disposable[], review: HunkReview, log: vscode.LogOutputChannel): void {
   const changed = new vscode.EventEmitter<void>();
   subscriptions.push(
     changed,
@@ -298,16 +303,18 @@ export function registerHunkReview(subscriptions: vscode.Disposable[], review: H
       { scheme: REVIEW_SCHEME },
       {
         onDidChangeCodeLenses: changed.event,
-        provideCodeLenses: (doc) =>
-          review.lenses(doc.uri, doc.getText()).flatMap((lens) => {
+        provideCodeLenses: (doc) => {
+          const lenses = review.lenses(doc.uri, doc.getText());
+          log.debug(`hunk review: ${lenses.length} hunks to decide in ${doc.uri.toString()}`);
+          return lenses.flatMap((lens) => {
             const range = new vscode.Range(lens.line, 0, lens.line, 0);
             const args = [doc.uri.toString(), lens.key];
-            const of = lens.count > 1 ? ` (${lens.index} of ${lens.count})` : "";
             return [
-              new vscode.CodeLens(range, { title: `Accept${of}`, command: "adkAcp.acceptHunk", arguments: args }),
+              new vscode.CodeLens(range, { title: "Accept", command: "adkAcp.acceptHunk", arguments: args }),
               new vscode.CodeLens(range, { title: "Reject", command: "adkAcp.rejectHunk", arguments: args }),
             ];
-          }),
+          });
+        },
       },
     ),
     vscode.commands.registerCommand("adkAcp.acceptHunk", (uri: string, key: string) => {

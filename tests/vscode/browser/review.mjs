@@ -146,7 +146,9 @@ async function scenario() {
     report.lensesBefore = await page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a").allInnerTexts();
     await reject.nth(1).click(); // the middle hunk (LINE 6)
     await page.locator(".monaco-diff-editor .editor.modified .view-line", { hasText: "line 6" }).first().waitFor({ timeout: 30000 });
-    report.lensesAfter = await page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a").allInnerTexts();
+    const lens = page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a");
+    await lens.nth(4).waitFor({ state: "detached", timeout: 30000 }); // two hunks left to decide
+    report.lensesAfter = await lens.allInnerTexts();
     await shot("hunk-rejected");
     const toast = page.locator(".notification-toast", { hasText: "three.txt" }).first();
     await toast.waitFor({ timeout: 30000 });
