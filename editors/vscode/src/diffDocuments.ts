@@ -82,9 +82,7 @@ export class DiffStore {
     this.contents.set(this.key(PROPOSED_SCHEME, id), newText);
     const name = path.basename(filePath);
     const isNew = oldText == null;
-    const title = isNew
-      ? `${name} (new file, proposed by the agent${editable ? "; yours to change" : ""})`
-      : `${name} ↔ proposed by the agent${editable ? " (yours to change)" : ""}`;
+    const title = (isNew ? `${name} (new file, proposed by the agent)` : `${name} ↔ proposed by the agent`) + (editable ? " — yours to change" : "");
     const proposal = { id, filePath, original, proposed, title, isNew, editable };
     this.bySignature.set(this.signature(filePath, oldText, newText), proposal);
     return proposal;

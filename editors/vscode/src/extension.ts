@@ -67,7 +67,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   const terminals = terminalManager();
   // The supervisor, the sessions and the approvals refer to each other through these late-bound callbacks.
-  const approvals: Approvals = new Approvals(host.approvalsHost(metric), surface, diffs, (id) => sessions.asks(id), () => sessions.running);
+  const approvals: Approvals = new Approvals(host.approvalsHost(metric, () => refreshLenses()), surface, diffs, (id) => sessions.asks(id), () => sessions.running);
   const supervisor: AgentSupervisor = new AgentSupervisor(host.supervisorHost(keys, secretSettings, metric), surface, {
     handlers: {
       requestPermission: (params, at) => approvals.request(params, at),
@@ -101,7 +101,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, provider),
     vscode.workspace.registerFileSystemProvider(REVIEW_SCHEME, host.reviewFileSystem(diffs), { isCaseSensitive: true }),
   );
-  host.registerHunkReview(context.subscriptions, new HunkReview(diffs), log);
+  const refreshLenses = host.registerHunkReview(context.subscriptions, new HunkReview(diffs), log);
   const commands = host.commandHost(context.subscriptions, () => view.commanded());
   const pieces: Pieces = { surface, supervisor, sessions, approvals, editor, keys };
   const view = new ChatViewProvider(

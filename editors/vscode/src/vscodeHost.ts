@@ -126,9 +126,17 @@ export function secretSettingsHost(store: vscode.SecretStorage): SecretSettingsH
   };
 }
 
-export function approvalsHost(metric: Metric): ApprovalsHost {
+export function approvalsHost(metric: Metric, refreshLenses: () => void): ApprovalsHost {
   return {
-    openDiff: (p) => vscode.commands.executeCommand("vscode.diff", p.original, p.proposed, p.title, { preview: false, preserveFocus: false }),
+    openDiff: async (p) => {
+      await vscode.commands.executeCommand("vscode.diff", p.original, p.proposed, p.title, { preview: false, preserveFocus: false });
+      // The hunks' lenses asked for again once the editable side is shown (and a moment later,
+      // when the workbench may have attached its model late).
+      if (p.editable) {
+        refreshLenses();
+        setTimeout(refreshLenses, 1000);
+      }
+    },
     closeDiffTabs: async (proposed) => {
       const target = proposed.toString();
       // An edited proposed side is saved (into the review file system) first: closing a diff
@@ -295,7 +303,7 @@ export function reviewFileSystem(diffs: DiffStore): vscode.FileSystemProvider {
 }
 
 /** CodeLens "Accept" / "Reject" above each hunk of an editable proposed side (hunkReview.ts). */
-export function registerHunkReview(subscriptions: vscode.Disposable[], review: HunkReview, log: vscode.LogOutputChannel): void {
+export function registerHunkReview(subscriptions: vscode.Disposable[], review: HunkReview, log: vscode.LogOutputChannel): () => void {
   const changed = new vscode.EventEmitter<void>();
   subscriptions.push(
     changed,
@@ -331,4 +339,5 @@ export function registerHunkReview(subscriptions: vscode.Disposable[], review: H
       await vscode.workspace.applyEdit(edit);
     }),
   );
+  return () => changed.fire();
 }

@@ -126,7 +126,7 @@ async function scenario() {
 
   await step("a new file changed before it is created; Allow in the chat card", async () => {
     await prompt("create new.py");
-    await proposal("new.py (new file, proposed by the agent", "print('new')");
+    await proposal("new.py (new file, proposed by the agent) — yours to change", "print('new')");
     report.newFileBeforeAllow = await disk("new.py");
     await clickLine("print('new')");
     await page.keyboard.press("Home");
