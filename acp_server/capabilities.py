@@ -77,6 +77,8 @@ def agent_capabilities() -> dict[str, Any]:
             "title": {},
             "systemPrompt": {"mode": {"override": {}}},  # append and override
         },
+        # An edit's question may be answered with the user's version of the file (issue 36).
+        "_meta": {"adkAcp": {"editReview": True}},
     }
 
 

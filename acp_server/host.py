@@ -4,6 +4,12 @@ One `AcpHost` per session. It calls only what the client advertised in
 `initialize` (`fs.readTextFile`, `fs.writeTextFile`, `terminal`, `elicitation`).
 Contract for file reads: a client answering -32002 (resource not found) or an
 error whose message says the file does not exist raises FileNotFoundError.
+
+The `editReview` extension (issue 36): a client declaring
+`clientCapabilities._meta.adkAcp.editReview` is told, in an edit's question
+(`_meta.adkAcp.editReview.path`), which proposed file the user may change; an allowing
+answer may carry the user's version in `_meta.adkAcp.editReview` (`path`, `content`).
+Other clients get and give exactly what they did before.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from pygls.exceptions import JsonRpcException
 
 from acp_server.errors import RESOURCE_NOT_FOUND
 from acp_server.fallback import ask_fallback
-from acp_server.updates import permission_params
+from acp_server.updates import META_KEY, permission_params
 from runtime.errors import HostRequestError
 from runtime.host import (
     TERMINAL_STOP_WAIT_S,
@@ -46,6 +52,16 @@ ABANDONED_TERMINAL_WAIT_S = 5.0
 _NOT_FOUND_WORDS = ("not found", "no such file", "does not exist", "enoent")
 
 
+EDIT_REVIEW = "editReview"
+"""The extension's key under `_meta.adkAcp` (capabilities, question, answer)."""
+
+
+def _ours(meta: Any) -> dict[str, Any]:
+    """`_meta.adkAcp` of a message (empty when absent or not an object)."""
+    ours = meta.get(META_KEY) if isinstance(meta, dict) else None
+    return ours if isinstance(ours, dict) else {}
+
+
 def capabilities_from(client_caps: dict[str, Any] | None) -> HostCapabilities:
     caps = client_caps or {}
     fs_caps = caps.get("fs")
@@ -55,7 +71,28 @@ def capabilities_from(client_caps: dict[str, Any] | None) -> HostCapabilities:
         write_text_file=bool(fs.get("writeTextFile")),
         terminal=bool(caps.get("terminal")),
         elicitation=bool(caps.get("elicitation")),
+        edit_review=_ours(caps.get("_meta")).get(EDIT_REVIEW) is True,
     )
+
+
+def users_version(request: PermissionRequest, result: dict[str, Any]) -> str | None:
+    """The user's version of the proposed file in an allowing answer (`editReview`), or
+    None. A version for another file, or not text, is an error of the editor
+    (HostRequestError): nothing is written rather than the wrong thing."""
+    review = _ours(result.get("_meta")).get(EDIT_REVIEW)
+    if review is None:
+        return None
+    content = review.get("content") if isinstance(review, dict) else None
+    if not isinstance(content, str):
+        raise HostRequestError(
+            "the editor's answer carries _meta.adkAcp.editReview without a text `content`"
+        )
+    if review.get("path") != request.modifiable:
+        raise HostRequestError(
+            f"the editor's answer carries the user's version of {review.get('path')!r}, "
+            f"but the proposed file is {request.modifiable!r}"
+        )
+    return content
 
 
 class AcpTerminal(TerminalHandle):
@@ -104,10 +141,12 @@ class AcpHost(Host):
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
         """The editor's choice. An error answer raises HostRequestError: the scheduler
         then ends the call `failed` (the question was never answered)."""
+        params = permission_params(self.session_id, request)
+        reviewable = self.capabilities.edit_review and request.modifiable is not None
+        if reviewable:
+            params["_meta"] = {META_KEY: {EDIT_REVIEW: {"path": request.modifiable}}}
         try:
-            result = await self.conn.request(
-                "session/request_permission", permission_params(self.session_id, request)
-            )
+            result = await self.conn.request("session/request_permission", params)
         except JsonRpcException as exc:
             raise HostRequestError(
                 f"the editor answered the permission request with error {exc.code}: "
@@ -115,9 +154,11 @@ class AcpHost(Host):
             ) from exc
         outcome = (result or {}).get("outcome") or {}
         if outcome.get("outcome") == "selected" and isinstance(outcome.get("optionId"), str):
-            valid = {o.option_id for o in request.options}
-            if outcome["optionId"] in valid:
-                return PermissionOutcome(option_id=outcome["optionId"])
+            chosen = next((o for o in request.options if o.option_id == outcome["optionId"]), None)
+            if chosen is not None:
+                allowed = chosen.kind.startswith("allow")
+                modified = users_version(request, result or {}) if reviewable and allowed else None
+                return PermissionOutcome(option_id=chosen.option_id, modified=modified)
             reject = next((o.option_id for o in request.options if o.kind == "reject_once"), None)
             logger.warning(
                 "client chose an unknown option %r; treating it as a rejection", outcome["optionId"]

@@ -263,7 +263,8 @@ def notice_updates(severity: NoticeSeverity, text: str, client: ClientUpdates) -
 
 def replayed_permission_meta(permission: dict[str, Any]) -> dict[str, Any]:
     """`_meta` of a replayed `tool_call` whose permission request was answered:
-    {title, options: [{optionId, name, kind}], answer: optionId or None (cancelled)}."""
+    {title, options: [{optionId, name, kind}], answer: optionId or None (cancelled)},
+    and `modified: true` when the user allowed the edit with their own changes."""
     return {META_KEY: {"permission": permission}}
 
 

@@ -40,6 +40,9 @@ class HostCapabilities:
     write_text_file: bool = False
     terminal: bool = False
     elicitation: bool = False
+    edit_review: bool = False
+    """The editor may answer an edit's question with the user's own version of the
+    proposed file (the `editReview` extension; `PermissionOutcome.modified`)."""
 
 
 @dataclass(frozen=True)
@@ -62,13 +65,19 @@ class PermissionRequest:
     content: tuple[DisplayContent, ...] = ()
     tool_name: str | None = None
     """The tool's own name (`write_file`); None for a question that is no tool's."""
+    modifiable: str | None = None
+    """The path of the proposed file the user may change before allowing (an edit tool's
+    one diff); None: the answer is only a choice."""
 
 
 @dataclass(frozen=True)
 class PermissionOutcome:
-    """`option_id` is the chosen option; None means the request was cancelled."""
+    """`option_id` is the chosen option; None means the request was cancelled.
+    `modified` is the user's version of the proposed file (`PermissionRequest.modifiable`)
+    when they changed it before allowing; None: the proposal as it was."""
 
     option_id: str | None
+    modified: str | None = None
 
     @property
     def cancelled(self) -> bool:

@@ -330,6 +330,8 @@ class SessionRecorder:
                 ],
                 "answer": outcome.option_id,
             }
+            if outcome.modified is not None:  # allowed with the user's changes (issue 36)
+                call["permission"]["modified"] = True
             self.recording.record_message(message)
         except Exception:  # noqa: BLE001 - recording must never break a turn
             logger.exception("recording a permission answer failed")

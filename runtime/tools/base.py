@@ -83,6 +83,10 @@ class ToolEnv:
     """What `preview` showed the user for this call (set for `execute` only): an edit
     tool reads the file again and compares it with the text its approved diff was made
     of, so a change made while the user decided is kept or the edit fails."""
+    reviewed: str | None = None
+    """The user's version of the proposed file, when they changed it before allowing
+    (set for `execute` only, for a tool with `user_editable`): written instead of the
+    tool's own, and the model told what the user changed."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -102,6 +106,9 @@ class GcliTool(abc.ABC):
     read_only: bool = False
     """Marked read-only by its MCP server (`readOnlyHint`), or an MCP resource tool:
     the MCP tools plan mode offers and runs (built-in tools are judged by name)."""
+    user_editable: bool = False
+    """The user may change the file this tool proposes before allowing it (its preview
+    is one diff; `ToolEnv.reviewed` then holds their version at execution)."""
 
     def mcp_context(self) -> dict[str, Any] | None:
         """Gemini CLI's `mcp_context` for the tool hooks (server, the server's name of

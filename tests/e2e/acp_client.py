@@ -200,6 +200,8 @@ class PermissionRequest:
     opened: int
     closed: int | None = None
     outcome: JsonObject | None = None
+    meta: JsonObject | None = None
+    """The answer's `_meta`, when the test gives one (`answer(..., meta=)`)."""
     _future: asyncio.Future[JsonObject] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -220,8 +222,9 @@ class PermissionRequest:
     def answered(self) -> bool:
         return self._future.done()
 
-    def answer(self, outcome: JsonObject) -> None:
+    def answer(self, outcome: JsonObject, *, meta: JsonObject | None = None) -> None:
         if not self._future.done():
+            self.meta = meta
             self._future.set_result(outcome)
 
     def select(self, option_id: str) -> None:
@@ -1331,7 +1334,8 @@ class AcpTestClient(JsonRPCClient):
                 answer = self.permission_policy(params)
                 request.answer(await answer if inspect.isawaitable(answer) else answer)
             request.outcome = await request._future
-            return {"outcome": request.outcome}
+            meta = {"_meta": request.meta} if request.meta is not None else {}
+            return {"outcome": request.outcome, **meta}
         finally:
             request.closed = next(self._events)
             self._incoming.pop(msg_id, None)

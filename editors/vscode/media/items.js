@@ -185,7 +185,8 @@
           if (item.detail) node.appendChild(el("pre", "", item.detail));
           if (item.answered) {
             const chosen = item.options.find((o) => o.optionId === item.answered);
-            node.appendChild(el("div", "answer", "Answer: " + (chosen ? chosen.name : item.answered)));
+            const said = item.modified ? "Allowed with your changes" : chosen ? chosen.name : item.answered;
+            node.appendChild(el("div", "answer", "Answer: " + said));
           } else {
             const options = el("div", "options");
             options.setAttribute("role", "group");

@@ -48,6 +48,8 @@ export const CLIENT_CAPABILITIES: acp.ClientCapabilities = {
   session: { notices: {}, compaction: {} },
   subagents: {},
   plan: {},
+  // The user may change an edit before allowing it (issue 36; README "Edit review").
+  _meta: { adkAcp: { editReview: true } },
 };
 
 const TAIL_LINES = 30;

@@ -29,6 +29,8 @@ export interface ApprovalsHost {
   pickOption(picks: OptionPick[], title: string): PromiseLike<OptionPick | undefined>;
   /** Loads a virtual document ahead of its diff editor. */
   preload(uri: UriLike): void;
+  /** The text of an open document (unsaved changes included); undefined when it is not open. */
+  documentText(uri: UriLike): string | undefined;
   metric: Metric;
   now(): number;
 }
@@ -51,6 +53,7 @@ export class Approvals {
       closeDiff: (p) => host.closeDiffTabs(p.proposed),
       ask: (q, signal) => this.ask(q, signal),
       pendingChanged: (current, answered) => this.pendingChanged(current, answered),
+      proposedText: (p) => host.documentText(p.proposed) ?? diffs.provide(p.proposed),
       now: () => host.now(),
       metric: (name, value) => {
         surface.log.info(`metric ${name}: ${value} ms`);
@@ -112,9 +115,9 @@ export class Approvals {
     return question.options.find((o) => o.name === name)?.optionId;
   }
 
-  private pendingChanged(current: Question | null, answered?: { key: string; answer: string }): void {
+  private pendingChanged(current: Question | null, answered?: { key: string; answer: string; modified?: boolean }): void {
     const model = this.surface.model;
-    if (answered) this.surface.post(model.answerPermission(answered.key, answered.answer));
+    if (answered) this.surface.post(model.answerPermission(answered.key, answered.answer, answered.modified));
     if (current && !model.get(current.key)) {
       const { key, title, detail, options } = current;
       this.surface.post(model.addPermission({ id: key, title, detail, options }, current.sessionId));

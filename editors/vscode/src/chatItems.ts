@@ -71,6 +71,8 @@ export interface PermissionItem extends Placed {
   detail: string;
   options: { optionId: string; name: string; kind: string }[];
   answered?: string;
+  /** Allowed with the user's own changes to the proposed edit. */
+  modified?: boolean;
 }
 
 export type Item = TextItem | ToolItem | PlanItem | PermissionItem | CompactionItem | SubagentItem;

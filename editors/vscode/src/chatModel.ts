@@ -45,6 +45,7 @@ interface ReplayedPermission {
   title?: unknown;
   options?: { optionId?: unknown; name?: unknown; kind?: unknown }[];
   answer?: unknown;
+  modified?: unknown;
 }
 
 const upsert = (item: Item): Op => ({ op: "upsert", item: structuredClone(item) });
@@ -145,10 +146,11 @@ export class ChatModel {
     return [upsert(this.put({ kind: "permission", ...item, ...placed(scope) }))];
   }
 
-  answerPermission(id: string, answer: string): Op[] {
+  answerPermission(id: string, answer: string, modified = false): Op[] {
     const item = this.byId.get(id);
     if (!item || item.kind !== "permission") return [];
     item.answered = answer;
+    if (modified) item.modified = true;
     return [upsert(item)];
   }
 
@@ -252,6 +254,7 @@ export class ChatModel {
       detail: describeToolCall(update),
       options,
       answered: typeof asked.answer === "string" ? asked.answer : "cancelled",
+      ...(asked.modified === true ? { modified: true } : {}),
     };
     return [upsert(this.put(item))];
   }

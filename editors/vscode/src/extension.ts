@@ -10,13 +10,16 @@ import { Approvals } from "./approvals";
 import { ChatSurface } from "./chatSurface";
 import { ChatViewProvider } from "./chatView";
 import { handleViewMessage, registerCommands, type Pieces } from "./commands";
-import { DiffStore, ORIGINAL_SCHEME, PROPOSED_SCHEME } from "./diffDocuments";
+import { DiffStore, ORIGINAL_SCHEME, PROPOSED_SCHEME, REVIEW_SCHEME } from "./diffDocuments";
 import { EditHistory } from "./editHistory";
 import { EditorIo } from "./editorIo";
 import { FsHandler } from "./fsHandler";
+import { HunkReview } from "./hunkReview";
 import { fileMetrics } from "./metrics";
 import { OpeningInput } from "./openingInput";
+import { adkMeta, EDIT_REVIEW } from "./permissions";
 import { SessionControl } from "./sessions";
+import { SecretSettings } from "./settingsSecrets";
 import { AgentSupervisor } from "./supervisor";
 import { TerminalManager } from "./terminals";
 import * as host from "./vscodeHost";
@@ -52,7 +55,9 @@ export function activate(context: vscode.ExtensionContext): void {
   status.show();
 
   const keys = new ApiKeyStore(host.keyHost(context.secrets));
-  const diffs = new DiffStore({ from: (c) => vscode.Uri.from(c) });
+  const secretSettings = new SecretSettings(host.secretSettingsHost(context.secrets));
+  // The proposed side is editable when the agent takes the user's version (issue 36).
+  const diffs = new DiffStore({ from: (c) => vscode.Uri.from(c) }, () => adkMeta(supervisor.capabilities?._meta)?.[EDIT_REVIEW] === true);
   const editorSide = host.editorHost();
   const editor = new EditorIo(editorSide, surface, new EditHistory());
   const fsHandler = new FsHandler({
@@ -62,8 +67,8 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   const terminals = terminalManager();
   // The supervisor, the sessions and the approvals refer to each other through these late-bound callbacks.
-  const approvals: Approvals = new Approvals(host.approvalsHost(metric), surface, diffs, (id) => sessions.asks(id), () => sessions.running);
-  const supervisor: AgentSupervisor = new AgentSupervisor(host.supervisorHost(keys, metric), surface, {
+  const approvals: Approvals = new Approvals(host.approvalsHost(metric, () => refreshLenses()), surface, diffs, (id) => sessions.asks(id), () => sessions.running);
+  const supervisor: AgentSupervisor = new AgentSupervisor(host.supervisorHost(keys, secretSettings, metric), surface, {
     handlers: {
       requestPermission: (params, at) => approvals.request(params, at),
       sessionUpdate: (params) => sessions.sessionUpdate(params),
@@ -94,7 +99,9 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, provider),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, provider),
+    vscode.workspace.registerFileSystemProvider(REVIEW_SCHEME, host.reviewFileSystem(diffs), { isCaseSensitive: true }),
   );
+  const refreshLenses = host.registerHunkReview(context.subscriptions, new HunkReview(diffs), log);
   const commands = host.commandHost(context.subscriptions, () => view.commanded());
   const pieces: Pieces = { surface, supervisor, sessions, approvals, editor, keys };
   const view = new ChatViewProvider(

@@ -2,6 +2,9 @@
 // proposed) before anything is answered; the question then offers exactly the options
 // the agent sent. The first answer wins (notification, editor title bar, chat card);
 // a cancel of the turn answers every pending question "cancelled".
+// Edit review (issue 36): when the agent names the proposed file the user may change
+// (`_meta.adkAcp.editReview.path`), an allowing answer carries what the editable proposed
+// side holds at that moment, if the user changed it (`_meta.adkAcp.editReview`).
 
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 import type { DiffStore, Proposal } from "./diffDocuments";
@@ -16,6 +19,24 @@ export interface Question {
   hasDiff: boolean;
 }
 
+/** The extension's key under `_meta.adkAcp`, in capabilities, questions and answers. */
+export const EDIT_REVIEW = "editReview";
+
+/** `_meta.adkAcp` of a message, when it is an object. */
+export function adkMeta(meta: unknown): Record<string, unknown> | undefined {
+  const ours = meta && typeof meta === "object" ? (meta as Record<string, unknown>)["adkAcp"] : undefined;
+  return ours && typeof ours === "object" ? (ours as Record<string, unknown>) : undefined;
+}
+
+/** The path of the proposed file the user may change, named by the agent in the question. */
+export function modifiablePath(params: acp.RequestPermissionRequest): string | undefined {
+  const review = adkMeta(params._meta)?.[EDIT_REVIEW];
+  const path = review && typeof review === "object" ? (review as Record<string, unknown>)["path"] : undefined;
+  return typeof path === "string" ? path : undefined;
+}
+
+const sameText = (a: string, b: string): boolean => a.replace(/\r\n?/g, "\n") === b.replace(/\r\n?/g, "\n");
+
 export interface PermissionUi {
   /** Opens the diff editor; resolves when it is shown. */
   showDiff(proposal: Proposal): Promise<void>;
@@ -23,7 +44,9 @@ export interface PermissionUi {
   /** Asks (a notification with one button per option); resolves with an optionId, or undefined when dismissed. */
   ask(question: Question, signal: AbortSignal): Promise<string | undefined>;
   /** The current pending question changed (for the chat card, the status bar, title-bar commands). */
-  pendingChanged(current: Question | null, answered?: { key: string; answer: string }): void;
+  pendingChanged(current: Question | null, answered?: { key: string; answer: string; modified?: boolean }): void;
+  /** What the editable proposed side holds now (unsaved changes included); undefined when unknown. */
+  proposedText(proposal: Proposal): string | undefined;
   now(): number;
   metric(name: string, value: number): void;
 }
@@ -123,13 +146,32 @@ export class PermissionBroker {
       );
     }
     const outcome = await settled;
+    const users = this.usersVersion(params, entry.proposals, outcome);
     for (const proposal of entry.proposals) {
       await this.ui.closeDiff(proposal).catch(() => undefined);
       this.store.remove(proposal);
     }
     const answer = outcome.outcome === "selected" ? outcome.optionId : "cancelled";
-    this.ui.pendingChanged(this.current, { key, answer });
-    return { outcome };
+    this.ui.pendingChanged(this.current, { key, answer, ...(users ? { modified: true } : {}) });
+    if (!users) return { outcome };
+    return { outcome, _meta: { adkAcp: { [EDIT_REVIEW]: users } } };
+  }
+
+  /** The user's version of the proposed file, for an allowing answer when they changed it. */
+  private usersVersion(
+    params: acp.RequestPermissionRequest,
+    proposals: Proposal[],
+    outcome: acp.RequestPermissionOutcome,
+  ): { path: string; content: string } | undefined {
+    const path = modifiablePath(params);
+    if (path === undefined || outcome.outcome !== "selected") return undefined;
+    const option = params.options.find((o) => o.optionId === outcome.optionId);
+    if (!option?.kind.startsWith("allow")) return undefined;
+    const proposal = proposals.find((p) => p.filePath === path && p.editable);
+    if (!proposal) return undefined;
+    const content = this.ui.proposedText(proposal);
+    if (content === undefined || sameText(content, this.store.agentText(proposal, "proposed"))) return undefined;
+    return { path, content };
   }
 
   /** An answer by optionId for the question `key` (or the current one); false when nothing waits for it. */

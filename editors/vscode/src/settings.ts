@@ -1,5 +1,7 @@
 // The extension's settings, checked: a wrong type or value gets a message that names the
-// setting, what is wrong and what it should be, instead of a failed start later.
+// setting, what is wrong and what it should be, instead of a failed start later. A secret
+// in `adkAcp.env` (a name like *_API_KEY, *_TOKEN) is used, and named in `secrets` so the
+// user is warned and offered to move it to secret storage (settingsSecrets.ts).
 
 export interface Settings {
   command: string;
@@ -15,11 +17,19 @@ export const DEFAULTS: Settings = { command: "", args: [], env: {}, askForApiKey
 const typeName = (value: unknown): string =>
   value === null ? "null" : Array.isArray(value) ? "a list" : typeof value === "object" ? "an object" : `a ${typeof value}`;
 
-const SECRET_NAMES = /(^|_)(API_?KEY|TOKEN|SECRET|PASSWORD)$/i;
+export const SECRET_NAMES = /(^|_)(API_?KEY|TOKEN|SECRET|PASSWORD)$/i;
+
+export interface ReadSettings {
+  settings: Settings;
+  problems: string[];
+  /** Names in `adkAcp.env` that look like secrets (their values are in `settings.env`). */
+  secrets?: string[];
+}
 
 /** Reads the settings through `get` (VS Code's configuration); problems keep the default. */
-export function readSettings(get: (key: keyof Settings) => unknown): { settings: Settings; problems: string[] } {
+export function readSettings(get: (key: keyof Settings) => unknown): ReadSettings {
   const problems: string[] = [];
+  const secrets: string[] = [];
   const settings: Settings = { ...DEFAULTS, args: [], env: {} };
 
   const command = get("command");
@@ -57,12 +67,8 @@ export function readSettings(get: (key: keyof Settings) => unknown): { settings:
           problems.push(`adkAcp.env.${name} must be a string, not ${typeName(value)}.`);
         } else if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
           problems.push(`adkAcp.env has "${name}", which is not a valid environment variable name.`);
-        } else if (SECRET_NAMES.test(name)) {
-          problems.push(
-            `adkAcp.env.${name} looks like a secret: settings are plain text. ` +
-              `Use "adk-acp: Set Gemini API Key" (kept in secret storage) instead.`,
-          );
         } else {
+          if (SECRET_NAMES.test(name)) secrets.push(name);
           settings.env[name] = value;
         }
       }
@@ -75,5 +81,5 @@ export function readSettings(get: (key: keyof Settings) => unknown): { settings:
     if (typeof value !== "boolean") problems.push(`adkAcp.${key} must be true or false, not ${typeName(value)}.`);
     else settings[key] = value;
   }
-  return { settings, problems };
+  return { settings, problems, ...(secrets.length ? { secrets } : {}) };
 }

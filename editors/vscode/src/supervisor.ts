@@ -1,5 +1,7 @@
 // The agent supervisor: starts the agent process (never in an untrusted workspace, never
-// with settings that need a fix), hands it the API key from secret storage, and restarts
+// with settings that need a fix; a secret in `adkAcp.env` is used, with a warning that
+// offers to move it to secret storage), hands it the API key and the secret environment
+// variables from secret storage, and restarts
 // it when it dies (at most three times a minute; a spawn error is not retried). The VS
 // Code side (trust, settings, secrets, notifications) and the process are injected.
 
@@ -8,7 +10,7 @@ import { resolveAgentCommand, UntrustedWorkspace } from "./agentCommand";
 import type { AgentProcessOptions, ClientHandlers, ExitInfo } from "./agentProcess";
 import type { ChatSurface } from "./chatSurface";
 import type { Metric } from "./metrics";
-import type { Settings } from "./settings";
+import type { ReadSettings } from "./settings";
 
 /** The running agent as the supervisor uses it (AgentProcess). */
 export interface RunningAgent {
@@ -22,7 +24,11 @@ export interface RunningAgent {
 
 export interface SupervisorHost {
   isTrusted(): boolean;
-  settings(): { settings: Settings; problems: string[] };
+  settings(): ReadSettings;
+  /** Environment variables kept in secret storage (moved there from `adkAcp.env`). */
+  secretEnv(): Promise<Record<string, string>>;
+  /** The agent started with secrets from `adkAcp.env`: warn, offer to move them (not awaited). */
+  secretsInSettings(found: Record<string, string>): void;
   /** The workspace folders on disk (for the workspace's .venv/bin/adk-acp). */
   workspaceFolders(): string[];
   /** The agent's working directory: the first workspace folder on disk. */
@@ -87,7 +93,7 @@ export class AgentSupervisor {
   private async start(): Promise<RunningAgent> {
     const host = this.host;
     if (!host.isTrusted()) throw new UntrustedWorkspace();
-    const { settings, problems } = host.settings();
+    const { settings, problems, secrets = [] } = host.settings();
     if (problems.length) throw new Error(`adk-acp's settings need a fix: ${problems.join(" ")}`);
     const choice = resolveAgentCommand({
       setting: settings.command,
@@ -97,7 +103,10 @@ export class AgentSupervisor {
       isExecutable: (file) => host.isExecutable(file),
     });
     this.key = await host.apiKey();
-    const env: NodeJS.ProcessEnv = { ...host.env, ...settings.env };
+    const stored = await host.secretEnv();
+    const env: NodeJS.ProcessEnv = { ...host.env, ...stored, ...settings.env };
+    const hidden = [...Object.values(stored), ...secrets.map((n) => settings.env[n]!)]; // redacted in the log
+    if (secrets.length) host.secretsInSettings(Object.fromEntries(secrets.map((n) => [n, settings.env[n]!])));
     if (this.key && !env["GEMINI_API_KEY"]) env["GEMINI_API_KEY"] = this.key;
     this.surface.setStatus("starting");
     this.surface.log.info(`starting ${choice.command} ${choice.args.join(" ")} (${choice.source})`);
@@ -108,7 +117,7 @@ export class AgentSupervisor {
       env,
       cwd: host.cwd(),
       log: (line) => this.surface.log.info(line),
-      secrets: () => (this.key ? [this.key] : []),
+      secrets: () => [...(this.key ? [this.key] : []), ...hidden],
       handlers: this.events.handlers,
       onExit: (info) => this.exited(agent, info),
     });

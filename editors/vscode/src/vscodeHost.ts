@@ -9,16 +9,19 @@ import type { KeyHost } from "./apiKey";
 import type { ApprovalsHost } from "./approvals";
 import type { SurfaceHost } from "./chatSurface";
 import type { CommandHost } from "./commands";
+import { type DiffStore, REVIEW_SCHEME } from "./diffDocuments";
 import type { EditorDocument, EditorHost } from "./editorIo";
+import type { HunkReview } from "./hunkReview";
 import type { Metric } from "./metrics";
 import { PLACEHOLDER, READY_PROMPT, type OpeningHost, type OpeningInput } from "./openingInput";
 import type { SessionHost } from "./sessions";
-import { readSettings, type Settings } from "./settings";
+import { readSettings, type ReadSettings } from "./settings";
+import type { SecretSettings, SecretSettingsHost } from "./settingsSecrets";
 import { AgentProcess } from "./agentProcess";
 import type { SupervisorHost } from "./supervisor";
 
 /** The settings (checked); each problem is named, and its setting keeps the default. */
-export function currentSettings(): { settings: Settings; problems: string[] } {
+export function currentSettings(): ReadSettings {
   const config = vscode.workspace.getConfiguration("adkAcp");
   return readSettings((key) => config.get(key));
 }
@@ -52,10 +55,12 @@ export function surfaceHost(log: vscode.LogOutputChannel, status: vscode.StatusB
   };
 }
 
-export function supervisorHost(keys: { get(): PromiseLike<string | undefined> }, metric: Metric): SupervisorHost {
+export function supervisorHost(keys: { get(): PromiseLike<string | undefined> }, secrets: SecretSettings, metric: Metric): SupervisorHost {
   return {
     isTrusted: () => vscode.workspace.isTrusted,
     settings: currentSettings,
+    secretEnv: () => secrets.env(),
+    secretsInSettings: (found) => void secrets.warn(found).then(undefined, (error) => vscode.window.showErrorMessage(`adk-acp: ${String(error)}`)),
     workspaceFolders: () => folders().map((u) => u.fsPath),
     cwd: () => folders().find((u) => u.scheme === "file")?.fsPath,
     apiKey: async () => keys.get(),
@@ -93,15 +98,57 @@ export function keyHost(secrets: vscode.SecretStorage): KeyHost {
   };
 }
 
-export function approvalsHost(metric: Metric): ApprovalsHost {
+const openDocument = (uri: { toString(): string }): vscode.TextDocument | undefined => {
+  const target = uri.toString();
+  return vscode.workspace.textDocuments.find((d) => d.uri.toString() === target);
+};
+
+export function secretSettingsHost(store: vscode.SecretStorage): SecretSettingsHost {
   return {
-    openDiff: (p) => vscode.commands.executeCommand("vscode.diff", p.original, p.proposed, p.title, { preview: false, preserveFocus: false }),
+    secretGet: (name) => store.get(name),
+    secretStore: (name, value) => store.store(name, value),
+    removeFromEnvSetting: async (names) => {
+      const config = vscode.workspace.getConfiguration("adkAcp");
+      const found = config.inspect<Record<string, string>>("env");
+      const scopes = [
+        [found?.globalValue, vscode.ConfigurationTarget.Global],
+        [found?.workspaceValue, vscode.ConfigurationTarget.Workspace],
+        [found?.workspaceFolderValue, vscode.ConfigurationTarget.WorkspaceFolder],
+      ] as const;
+      for (const [value, target] of scopes) {
+        if (!value || !names.some((n) => n in value)) continue;
+        const kept = Object.fromEntries(Object.entries(value).filter(([n]) => !names.includes(n)));
+        await config.update("env", Object.keys(kept).length ? kept : undefined, target);
+      }
+    },
+    showWarning: (message, buttons) => vscode.window.showWarningMessage(message, ...buttons),
+    showInfo: (message) => void vscode.window.showInformationMessage(message),
+  };
+}
+
+export function approvalsHost(metric: Metric, refreshLenses: () => void): ApprovalsHost {
+  return {
+    openDiff: async (p) => {
+      await vscode.commands.executeCommand("vscode.diff", p.original, p.proposed, p.title, { preview: false, preserveFocus: false });
+      // The hunks' lenses asked for again once the editable side is shown (and a moment later,
+      // when the workbench may have attached its model late).
+      if (p.editable) {
+        refreshLenses();
+        setTimeout(refreshLenses, 1000);
+      }
+    },
     closeDiffTabs: async (proposed) => {
       const target = proposed.toString();
+      // An edited proposed side is saved (into the review file system) first: closing a diff
+      // editor whose side is dirty would keep that side open in a tab of its own.
+      const edited = openDocument(proposed);
+      if (edited?.isDirty) await edited.save().then(undefined, () => false);
       const tabs: vscode.Tab[] = [];
       for (const group of vscode.window.tabGroups.all) {
         for (const tab of group.tabs) {
-          if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === target) tabs.push(tab);
+          const input = tab.input;
+          if (input instanceof vscode.TabInputTextDiff && input.modified.toString() === target) tabs.push(tab);
+          else if (input instanceof vscode.TabInputText && input.uri.toString() === target) tabs.push(tab);
         }
       }
       if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
@@ -111,6 +158,7 @@ export function approvalsHost(metric: Metric): ApprovalsHost {
     hideToasts: () => void vscode.commands.executeCommand("notifications.hideToasts").then(undefined, () => undefined),
     pickOption: (picks, title) => vscode.window.showQuickPick(picks, { title }),
     preload: (uri) => void vscode.workspace.openTextDocument(uri as vscode.Uri).then(undefined, () => undefined),
+    documentText: (uri) => openDocument(uri)?.getText(),
     metric,
     now: () => Date.now(),
   };
@@ -214,4 +262,82 @@ export function openingHost(
     closeInput: () => box?.hide(),
     inputValue: () => box?.value ?? "",
   };
+}
+
+/** The editable proposed side of an edit under review (issue 36): an in-memory file
+ * system over the DiffStore; a save keeps the user's version there until the answer. */
+export function reviewFileSystem(diffs: DiffStore): vscode.FileSystemProvider {
+  const changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  const times = new Map<string, number>();
+  // A proposal answered and dropped: its document may still be saved or read once by the
+  // workbench as its editor closes; that is taken quietly (the answer is given already).
+  const known = (uri: vscode.Uri): void => {
+    if (!diffs.has(uri) && !times.has(uri.toString())) throw vscode.FileSystemError.FileNotFound(uri);
+  };
+  const refuse = (uri: vscode.Uri): never => {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  };
+  return {
+    onDidChangeFile: changed.event,
+    watch: () => new vscode.Disposable(() => undefined),
+    stat: (uri) => {
+      known(uri);
+      const mtime = times.get(uri.toString()) ?? Date.now();
+      times.set(uri.toString(), mtime);
+      return { type: vscode.FileType.File, ctime: mtime, mtime, size: Buffer.byteLength(diffs.provide(uri)) };
+    },
+    readDirectory: () => [],
+    createDirectory: refuse,
+    readFile: (uri) => {
+      known(uri);
+      return new TextEncoder().encode(diffs.provide(uri));
+    },
+    writeFile: (uri, content) => {
+      if (!diffs.write(uri, new TextDecoder().decode(content)) && !times.has(uri.toString())) refuse(uri);
+      times.set(uri.toString(), Math.max(Date.now(), (times.get(uri.toString()) ?? 0) + 1));
+      changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+    },
+    delete: refuse,
+    rename: refuse,
+  };
+}
+
+/** CodeLens "Accept" / "Reject" above each hunk of an editable proposed side (hunkReview.ts). */
+export function registerHunkReview(subscriptions: vscode.Disposable[], review: HunkReview, log: vscode.LogOutputChannel): () => void {
+  const changed = new vscode.EventEmitter<void>();
+  subscriptions.push(
+    changed,
+    vscode.languages.registerCodeLensProvider(
+      { scheme: REVIEW_SCHEME },
+      {
+        onDidChangeCodeLenses: changed.event,
+        provideCodeLenses: (doc) => {
+          const lenses = review.lenses(doc.uri, doc.getText());
+          log.debug(`hunk review: ${lenses.length} hunks to decide in ${doc.uri.toString()}`);
+          return lenses.flatMap((lens) => {
+            const range = new vscode.Range(lens.line, 0, lens.line, 0);
+            const args = [doc.uri.toString(), lens.key];
+            return [
+              new vscode.CodeLens(range, { title: "Accept", command: "adkAcp.acceptHunk", arguments: args }),
+              new vscode.CodeLens(range, { title: "Reject", command: "adkAcp.rejectHunk", arguments: args }),
+            ];
+          });
+        },
+      },
+    ),
+    vscode.commands.registerCommand("adkAcp.acceptHunk", (uri: string, key: string) => {
+      review.accept(vscode.Uri.parse(uri, true), key);
+      changed.fire();
+    }),
+    vscode.commands.registerCommand("adkAcp.rejectHunk", async (uri: string, key: string) => {
+      const target = vscode.Uri.parse(uri, true);
+      const doc = openDocument(target) ?? (await vscode.workspace.openTextDocument(target));
+      const text = review.reject(target, doc.getText(), key);
+      if (text === undefined) return;
+      const edit = new vscode.WorkspaceEdit();
+      edit.replace(target, whole(doc), text);
+      await vscode.workspace.applyEdit(edit);
+    }),
+  );
+  return () => changed.fire();
 }

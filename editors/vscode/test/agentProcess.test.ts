@@ -51,6 +51,7 @@ test("the extension's client side against the real agent: edit with diff approva
     closeDiff: async () => undefined,
     ask: async (q) => q.options.find((o) => o.kind === "allow_once")?.optionId,
     pendingChanged: () => undefined,
+    proposedText: () => undefined,
     now: Date.now,
     metric: () => undefined,
   });

@@ -52,6 +52,7 @@ function rig(): Rig {
     hideToasts: () => void r.calls.push("hideToasts"),
     pickOption: async (picks) => r.pick(picks),
     preload: (uri) => void r.calls.push(`preload ${uri.scheme}`),
+    documentText: () => undefined,
     metric: recordMetrics().metric,
     now: () => 0,
   };

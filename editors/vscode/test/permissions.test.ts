@@ -14,7 +14,7 @@ const OPTIONS: acp.PermissionOption[] = [
   { optionId: "cancel", name: "Reject", kind: "reject_once" },
 ];
 
-function fakeUi(answer?: (q: Question) => string | undefined) {
+function fakeUi(answer?: (q: Question) => string | undefined, edited?: (p: Proposal) => string | undefined) {
   const events: string[] = [];
   const shown: Proposal[] = [];
   const metrics: [string, number][] = [];
@@ -34,8 +34,9 @@ function fakeUi(answer?: (q: Question) => string | undefined) {
     },
     pendingChanged: (current, answered) => {
       pending = current;
-      if (answered) events.push(`answered:${answered.answer}`);
+      if (answered) events.push(`answered:${answered.answer}${answered.modified ? " (modified)" : ""}`);
     },
+    proposedText: (p) => edited?.(p),
     now: () => 1000,
     metric: (name, value) => metrics.push([name, value]),
   };
@@ -133,4 +134,55 @@ test("a change announced ahead (tool_call) is the same proposal when asked; remo
   assert.notEqual(store.prepare("/w/a.txt", "a", "c"), early);
   store.remove(early);
   assert.notEqual(store.prepare("/w/a.txt", "a", "b"), early);
+});
+
+function reviewRequest(oldText: string | null, newText: string): acp.RequestPermissionRequest {
+  const request = editRequest();
+  request.toolCall.content = [{ type: "diff", path: "/w/a.txt", oldText, newText }];
+  return { ...request, _meta: { adkAcp: { editReview: { path: "/w/a.txt" } } } };
+}
+
+test("edit review: Allow carries what the editable proposed side holds when the user changed it", async () => {
+  const store = new DiffStore(uris, () => true);
+  let text = "";
+  const fake = fakeUi(() => "proceed_once", () => text);
+  const broker = new PermissionBroker(store, fake.ui);
+  text = "BETA, mine\n";
+  const response = await broker.request(reviewRequest("alpha\n", "beta\n"));
+  assert.deepEqual(response, {
+    outcome: { outcome: "selected", optionId: "proceed_once" },
+    _meta: { adkAcp: { editReview: { path: "/w/a.txt", content: "BETA, mine\n" } } },
+  });
+  assert.ok(fake.events.includes("answered:proceed_once (modified)"));
+  assert.equal(fake.shown[0]!.proposed.scheme, "adk-acp-review");
+  assert.match(fake.shown[0]!.title, /yours to change/);
+
+  // unchanged (an editor's line endings aside): the plain answer
+  text = "beta\r\n";
+  assert.deepEqual(await broker.request(reviewRequest("alpha\n", "beta\n")), { outcome: { outcome: "selected", optionId: "proceed_once" } });
+});
+
+test("edit review: a rejection, an agent that did not name the file, or a read-only proposal send no version", async () => {
+  const edited = (): string => "mine\n";
+  const reject = new PermissionBroker(new DiffStore(uris, () => true), fakeUi(() => "cancel", edited).ui);
+  assert.deepEqual(await reject.request(reviewRequest("a\n", "b\n")), { outcome: { outcome: "selected", optionId: "cancel" } });
+  const unnamed = new PermissionBroker(new DiffStore(uris, () => true), fakeUi(() => "proceed_once", edited).ui);
+  assert.deepEqual(await unnamed.request(editRequest()), { outcome: { outcome: "selected", optionId: "proceed_once" } });
+  const readOnly = new PermissionBroker(new DiffStore(uris, () => false), fakeUi(() => "proceed_once", edited).ui);
+  assert.deepEqual(await readOnly.request(reviewRequest("a\n", "b\n")), { outcome: { outcome: "selected", optionId: "proceed_once" } });
+});
+
+test("edit review: a new file's version, and the saved proposed side is the user's until the answer", async () => {
+  const store = new DiffStore(uris, () => true);
+  const proposal = store.prepare("/w/a.txt", null, "new\n");
+  assert.equal(proposal.isNew, true);
+  assert.ok(store.write(proposal.proposed, "renewed\n"));
+  assert.equal(store.provide(proposal.proposed), "renewed\n");
+  assert.equal(store.agentText(proposal, "proposed"), "new\n");
+  assert.equal(store.write(proposal.original, "x"), false); // the original side is not writable
+  const broker = new PermissionBroker(store, fakeUi(() => "proceed_once", (p) => store.provide(p.proposed)).ui);
+  const response = await broker.request(reviewRequest(null, "new\n"));
+  assert.equal((response._meta as { adkAcp: { editReview: { content: string } } }).adkAcp.editReview.content, "renewed\n");
+  assert.equal(store.size, 0);
+  assert.equal(store.write(proposal.proposed, "late"), false);
 });

@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sessionRoots } from "../src/agentCommand";
 import { EditHistory } from "../src/editHistory";
+import { SECRET_KEY } from "../src/apiKey";
 import { DEFAULTS, readSettings } from "../src/settings";
+import { MOVE, SECRET_ENV_KEY, SecretSettings } from "../src/settingsSecrets";
 
 const read = (values: Record<string, unknown>) => readSettings((key) => values[key]);
 
@@ -23,15 +25,15 @@ test("each wrong setting gets a message naming it and what it should be", () => 
     askForApiKey: "yes",
     quickInputWhileOpening: 1,
   });
-  assert.deepEqual(settings, DEFAULTS);
-  assert.equal(problems.length, 7);
+  assert.deepEqual(settings, { ...DEFAULTS, env: { GEMINI_API_KEY: "sk" } }); // a secret is used, and named
+  assert.equal(problems.length, 6);
   assert.match(problems[0]!, /adkAcp\.command .*arguments in adkAcp\.args/);
   assert.match(problems[1]!, /adkAcp\.args must be a list of strings.*not a string/);
   assert.match(problems[2]!, /adkAcp\.env\.GEMINI_MODEL must be a string, not a number/);
   assert.match(problems[3]!, /not a valid environment variable name/);
-  assert.match(problems[4]!, /looks like a secret.*Set Gemini API Key/);
-  assert.match(problems[5]!, /askForApiKey must be true or false/);
-  assert.match(problems[6]!, /adkAcp\.quickInputWhileOpening must be true or false, not a number/);
+  assert.match(problems[4]!, /askForApiKey must be true or false/);
+  assert.match(problems[5]!, /adkAcp\.quickInputWhileOpening must be true or false, not a number/);
+  assert.deepEqual(read({ env: { GEMINI_API_KEY: "sk", GITHUB_TOKEN: "t", X: "1" } }).secrets, ["GEMINI_API_KEY", "GITHUB_TOKEN"]);
   assert.match(read({ args: ["ok", 2] }).problems[0]!, /item 2 is a number/);
 });
 
@@ -69,4 +71,33 @@ test("multi-root: the first folder on disk is the cwd, the others additional dir
   assert.deepEqual(sessionRoots(folders, false), { cwd: "/w/app" });
   assert.deepEqual(sessionRoots(folders.slice(0, 1), true), { cwd: "/w/app" });
   assert.deepEqual(sessionRoots([], true), { cwd: undefined });
+});
+
+test("secrets in settings: one warning per name; one click moves them to secret storage and out of the setting", async () => {
+  const stored = new Map<string, string>([[SECRET_ENV_KEY, JSON.stringify({ OLD_TOKEN: "o" })]]);
+  const removed: string[][] = [];
+  const warnings: string[] = [];
+  let click: string | undefined = MOVE;
+  const secrets = new SecretSettings({
+    secretGet: async (n) => stored.get(n),
+    secretStore: async (n, v) => void stored.set(n, v),
+    removeFromEnvSetting: async (names) => void removed.push(names),
+    showWarning: async (message) => {
+      warnings.push(message);
+      return click;
+    },
+    showInfo: () => undefined,
+  });
+  assert.equal(await secrets.warn({ GEMINI_API_KEY: "k", GITHUB_TOKEN: "t" }), true);
+  assert.match(warnings[0]!, /adkAcp\.env\.GEMINI_API_KEY, adkAcp\.env\.GITHUB_TOKEN are secrets in plain-text settings/);
+  assert.equal(stored.get(SECRET_KEY), "k");
+  assert.deepEqual(await secrets.env(), { OLD_TOKEN: "o", GITHUB_TOKEN: "t" });
+  assert.deepEqual(removed, [["GEMINI_API_KEY", "GITHUB_TOKEN"]]);
+  assert.equal(await secrets.warn({ GEMINI_API_KEY: "k" }), false); // warned once
+  assert.equal(warnings.length, 1);
+  click = undefined;
+  assert.equal(await secrets.warn({ OTHER_SECRET: "s" }), false); // dismissed: kept in settings
+  assert.equal(removed.length, 1);
+  stored.set(SECRET_ENV_KEY, "not json");
+  assert.deepEqual(await secrets.env(), {});
 });

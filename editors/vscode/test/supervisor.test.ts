@@ -15,7 +15,14 @@ interface Rig {
   agents: FakeAgent[];
   events: string[];
   warnings: string[];
-  host: SupervisorHost & { trusted: boolean; config: Record<string, unknown>; key: string | undefined; clock: number };
+  host: SupervisorHost & {
+    trusted: boolean;
+    config: Record<string, unknown>;
+    key: string | undefined;
+    clock: number;
+    stored: Record<string, string>;
+    found: Record<string, string>[];
+  };
 }
 
 function rig(next: () => FakeAgent = () => new FakeAgent()): Rig {
@@ -29,6 +36,10 @@ function rig(next: () => FakeAgent = () => new FakeAgent()): Rig {
     config: { command: "/bin/adk-acp" } as Record<string, unknown>,
     key: undefined as string | undefined,
     clock: 1000,
+    stored: {} as Record<string, string>,
+    found: [] as Record<string, string>[],
+    secretEnv: async () => host.stored,
+    secretsInSettings: (found: Record<string, string>) => void host.found.push(found),
     isTrusted: () => host.trusted,
     settings: () => readSettings((k) => host.config[k]),
     workspaceFolders: () => ["/w"],
@@ -155,4 +166,16 @@ test("Restart Agent stops the agent and resumes with a fresh budget; dispose sto
   assert.equal(r.agents[1]!.stopped, 1);
   r.agents[1]!.exit();
   assert.deepEqual(r.events, ["resume", "lost"], "no restart after dispose");
+});
+
+test("a secret in adkAcp.env starts the agent, with the warning that offers to move it; stored ones are used", async () => {
+  const r = rig();
+  r.host.config = { command: "/bin/adk-acp", env: { GEMINI_API_KEY: "key-in-settings", GEMINI_MODEL: "m" } };
+  r.host.stored = { GITHUB_TOKEN: "from-secret-storage" };
+  await r.supervisor.ensureAgent();
+  const options = r.launched[0]!;
+  assert.equal(options.env["GEMINI_API_KEY"], "key-in-settings");
+  assert.equal(options.env["GITHUB_TOKEN"], "from-secret-storage");
+  assert.deepEqual(r.host.found, [{ GEMINI_API_KEY: "key-in-settings" }]);
+  assert.deepEqual(options.secrets().sort(), ["from-secret-storage", "key-in-settings"]);
 });

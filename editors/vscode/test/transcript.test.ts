@@ -266,6 +266,21 @@ test("a replayed tool call with an answered permission shows the card with its a
   assert.ok(card?.kind === "permission" && card.answered === "proceed_once" && card.options[0]?.name === "Allow");
 });
 
+test("a replayed edit the user changed before allowing says so on its card; a live one too", () => {
+  const model = new ChatModel();
+  const allow = [{ optionId: "proceed_once", name: "Allow", kind: "allow_once" }];
+  model.apply({
+    sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit a.txt", kind: "edit", status: "completed",
+    _meta: { adkAcp: { permission: { title: "Edit a.txt", options: allow, answer: "proceed_once", modified: true } } },
+  });
+  const card = model.items[1];
+  assert.ok(card?.kind === "permission" && card.answered === "proceed_once" && card.modified === true);
+  model.addPermission({ id: "perm-9", title: "Edit b.txt", detail: "", options: allow });
+  model.answerPermission("perm-9", "proceed_once", true);
+  const live = model.get("perm-9");
+  assert.ok(live?.kind === "permission" && live.modified === true);
+});
+
 test("this client's notices survive a reload, where they were; the agent's come from its replay", () => {
   const live = new ChatModel();
   live.addUser("hi");

@@ -136,6 +136,10 @@ test("a subagent: a block open while it works; its items are drawn inside and st
   // A card's button answers the agent from inside the block.
   body.children[2]!.find("options")!.children[0]!.click();
   assert.deepEqual(r.posted, [{ type: "permission", key: "perm-1", optionId: "y" }]);
+  // Answered with the user's changes to the edit: the card says so.
+  const changed = show(r, entries, { kind: "permission", id: "perm-2", title: "Edit a.py", detail: "",
+    options: [{ optionId: "y", name: "Allow", kind: "allow_once" }], answered: "y", modified: true });
+  assert.equal(changed.find("answer")?.textContent, "Answer: Allowed with your changes");
   // A replayed subagent that is done starts closed.
   const replayed = show(renderer(), new Map(), { ...sub, id: "subagent:d", state: "idle" });
   assert.equal(replayed.open, false);

@@ -14,6 +14,11 @@ At execution the file is read again under the path's writer lock: a `replace`
 applies to the current text when old_string still matches as it did when the
 diff was shown, a `write_file` only when the file is unchanged since then;
 otherwise the call fails with "the file changed since the diff was shown".
+
+The user may change the proposed file before allowing it (issue 36, `ToolEnv.reviewed`):
+the edit then writes the user's version (`review.user_text`: the file's encoding, line
+endings and the proposal's bytes kept), only onto the file as the diff showed it, and
+its result tells the model what the user changed (`review.review_note`).
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ from runtime.tools.builtin.args import ArgError, bool_arg, required_str, str_arg
 from runtime.tools.builtin.env import files_of, location, resolve, shown
 from runtime.tools.builtin.plan import is_plan_file, plan_fields
 from runtime.tools.builtin.results import CodedToolError, error_from_exception, error_result
+from runtime.tools.builtin.review import review_note, user_text
 from runtime.tools.io.files import EditableText, writer_lock
 from runtime.tools.io.text_format import (
+    TextFormat,
     conform,
     dominant_ending,
     ends_with_break,
@@ -89,6 +96,7 @@ class WriteFileTool(GcliTool):
 
     name = "write_file"
     kind = "edit"
+    user_editable = True
     description = (
         "Writes the complete content of a file: creates it (with any missing parent "
         "directories) or overwrites it. Best for new or small files; for a targeted change "
@@ -157,8 +165,9 @@ class WriteFileTool(GcliTool):
             plan = is_plan_file(path, env)
             if plan:  # the agent's own plans folder: written here, not in the editor
                 before = await asyncio.to_thread(_read_local, path)
-                await asyncio.to_thread(_write_local, path, content)
-                after = content
+                proposal = content
+                after = content if env.reviewed is None else user_text(content, env.reviewed)
+                await asyncio.to_thread(_write_local, path, after)
             else:
                 async with writer_lock(path):
                     current, after = await self._planned(env, path, content)
@@ -171,7 +180,9 @@ class WriteFileTool(GcliTool):
                             "Nothing was written: it was edited after this write "
                             "was previewed, and writing now would lose that change.",
                         )
-                    await files.write_edit(path, after, current.format if current else None)
+                    fmt = current.format if current else None
+                    proposal, after = after, _users_version(env, path, after, fmt)
+                    await files.write_edit(path, after, fmt)
         except (RuntimeAgentError, OSError) as exc:
             return _failure(exc)
         where = shown(env, path)
@@ -179,13 +190,29 @@ class WriteFileTool(GcliTool):
             message = f"Successfully created and wrote to new file: {where}"
         else:
             message = f"Successfully overwrote file: {where}"
+        message = _with_note(message, where, before, proposal, after)
         diff = DisplayDiff(path=str(path), before_text=before, after_text=after)
         return ToolResult(
             llm_content=message,
             display=(diff,),
             raw_output={"path": str(path), "created": before is None},
-            **(plan_fields(path, content) if plan else {}),
+            **(plan_fields(path, after) if plan else {}),
         )
+
+
+def _users_version(env: ToolEnv, path: Path, proposal: str, fmt: TextFormat | None) -> str:
+    """What the edit writes: the proposal, or the user's version of it (checked to fit
+    the file's encoding)."""
+    if env.reviewed is None:
+        return proposal
+    written = user_text(proposal, env.reviewed)
+    files_of(env).encoded(path, written, fmt)
+    return written
+
+
+def _with_note(message: str, where: str, before: str | None, proposal: str, written: str) -> str:
+    note = review_note(where, before, proposal, written)
+    return f"{message}\n\n{note}" if note else message
 
 
 def _read_local(path: Path) -> str | None:
@@ -213,6 +240,8 @@ class _Edit:
     replacements: int
     matched: str = ""
     """old_string as it matched the file (its line breaks may be the file's)."""
+    written: str | None = None
+    """What execution wrote when it was not `after`: the user's version of it."""
 
 
 def _plan_edit(args: dict[str, Any], env: ToolEnv, current: str | None, path: Path) -> _Edit:
@@ -290,6 +319,7 @@ class ReplaceTool(GcliTool):
 
     name = "replace"
     kind = "edit"
+    user_editable = True
     description = (
         "Replaces exact text in a file. 'old_string' must match the file's text literally "
         "(whitespace and indentation included) and occur exactly once, unless 'allow_multiple' "
@@ -354,12 +384,23 @@ class ReplaceTool(GcliTool):
         text = current.text if current else None
         was_shown, shown_text = _shown_before(env, path) if at_execution else (False, None)
         if was_shown and shown_text != text:
+            if env.reviewed is not None:  # the user's version is of the file as it was shown
+                raise _changed(
+                    env,
+                    path,
+                    "Nothing was written: it was edited after the user changed your proposal, "
+                    "and writing their version now would lose that change.",
+                )
             edit = _replan(args, env, path, shown_text, text)
         else:
             edit = _plan_edit(args, env, text, path)
-        files.encoded(path, edit.after, current.format if current else None)
+        fmt = current.format if current else None
+        files.encoded(path, edit.after, fmt)
         if at_execution:
-            await files.write_edit(path, edit.after, current.format if current else None)
+            written = _users_version(env, path, edit.after, fmt)
+            await files.write_edit(path, written, fmt)
+            if written != edit.after:
+                edit = dataclasses.replace(edit, written=written)
         return edit
 
     async def preview(self, args: dict[str, Any], env: ToolEnv) -> tuple[DisplayContent, ...]:
@@ -387,7 +428,9 @@ class ReplaceTool(GcliTool):
             message = (
                 f"Successfully modified file: {where} ({edit.replacements} replacement{plural})."
             )
-        diff = DisplayDiff(path=str(edit.path), before_text=edit.before, after_text=edit.after)
+        written = edit.after if edit.written is None else edit.written
+        message = _with_note(message, where, edit.before, edit.after, written)
+        diff = DisplayDiff(path=str(edit.path), before_text=edit.before, after_text=written)
         return ToolResult(
             llm_content=message,
             display=(diff,),

@@ -101,6 +101,7 @@ class ApprovalStage:
             display=call.display,
             preview=preview,
             mcp_server=tool.mcp_server,
+            user_editable=tool.user_editable,
         )
         if self._on_ask is not None:  # awaited, as Gemini CLI: the hook is told first
             told = self._on_ask(request, tool)
@@ -121,6 +122,8 @@ class ApprovalStage:
             self._on_answer(request, outcome)
         choice = choice_from_outcome(outcome)
         logger.info("approval of %s (%s): %s", call.name, call.call_id, choice)
+        if request.modifiable is not None and choice.startswith("proceed"):
+            call.reviewed = outcome.modified  # the user's version of the file, if they changed it
         await self._apply_choice(call, tool, choice, mode)
 
     async def escalate(self, call: ToolCall, tool: GcliTool, why: str, output: str) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from runtime.errors import RuntimeAgentError
 from runtime.host import PermissionOption, PermissionOutcome, PermissionRequest
-from runtime.protocol import DisplayContent, DisplayText, ToolDisplay
+from runtime.protocol import DisplayContent, DisplayDiff, DisplayText, ToolDisplay
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +77,11 @@ def build_permission_request(
     display: ToolDisplay,
     preview: tuple[DisplayContent, ...],
     mcp_server: str | None = None,
+    user_editable: bool = False,
 ) -> PermissionRequest:
     """The question for one call: title, kind and locations from the display, the
-    preview as content; an MCP tool's also offers to allow all tools of its server."""
+    preview as content; an MCP tool's also offers to allow all tools of its server; a
+    `user_editable` tool's one diff may be changed by the user before allowing."""
     options = PERMISSION_OPTIONS
     if mcp_server is not None:
         options = (*PERMISSION_OPTIONS[:3], SERVER_OPTION, *PERMISSION_OPTIONS[3:])
@@ -92,6 +94,7 @@ def build_permission_request(
         raw_input=dict(args),
         content=preview or display.content,
         tool_name=tool_name,
+        modifiable=_modifiable(preview) if user_editable else None,
     )
 
 
@@ -126,6 +129,11 @@ def build_escalation_request(
         content=(DisplayText(text=text),),
         tool_name=tool_name,
     )
+
+
+def _modifiable(preview: tuple[DisplayContent, ...]) -> str | None:
+    diffs = [c for c in preview if isinstance(c, DisplayDiff)]
+    return diffs[0].path if len(diffs) == 1 else None
 
 
 def choice_from_outcome(outcome: PermissionOutcome) -> ApprovalChoice:

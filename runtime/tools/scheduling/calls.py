@@ -51,3 +51,4 @@ class ToolCall:
     original_name: str | None = None  # a tail call: the name the model called
     tail: Any = None  # the TailCallRequest an AfterTool hook made of this call
     write_ticket: int | None = None  # an edit's place among the scheduler's writes
+    reviewed: str | None = None  # the user's version of the proposed file (allowed with changes)

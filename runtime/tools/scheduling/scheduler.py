@@ -338,6 +338,7 @@ class Scheduler:
             self._env,
             on_progress=progress,
             preview=preview,
+            reviewed=call.reviewed,
             extra={**self._env.extra, "call_id": call.call_id},
             commands=commands.unsandboxed() if outside_sandbox and commands else commands,
         )
