@@ -18,21 +18,32 @@ import signal
 import socket
 import sys
 import threading
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from acp_server.warm import client, wire
+from acp_server.warm import client, context, wire
 
 logger = logging.getLogger(__name__)
 
 
-def become(conn: socket.socket, fds: list[int], argv: list[str], env: dict[str, str]) -> NoReturn:
+def become(
+    conn: socket.socket,
+    fds: list[int],
+    argv: list[str],
+    env: dict[str, str],
+    spawn_context: dict[str, Any],
+) -> NoReturn:
     """Run the spawn's agent in this forked process; never returns."""
     code = 1
     try:
         _leave_server()
+        taken = _take_context(conn, spawn_context, env)
         _take_spawn(fds, env, argv)
+        context.take_env()
         conn.settimeout(None)
         client.how_served = f"warm: served by child {os.getpid()} of the warm server {os.getppid()}"
+        if taken:
+            client.how_served += f"; took the spawn's {', '.join(taken)}"
+        client.spawn_context = spawn_context
         if not (wire.send_line(conn, {"ok": os.getpid()}) and _go(conn)):
             os._exit(1)  # the spawn has gone (or served itself cold): stdin untouched
         threading.Thread(
@@ -48,6 +59,19 @@ def become(conn: socket.socket, fds: list[int], argv: list[str], env: dict[str, 
         logger.exception("the warm child failed")
     _report_exit(conn, code)
     os._exit(code)
+
+
+def _take_context(
+    conn: socket.socket, spawn_context: dict[str, Any], env: dict[str, str]
+) -> list[str]:
+    """The spawn's kernel context taken (what differed), or the spawn refused: it serves
+    itself cold, and this child exits without touching its descriptors."""
+    try:
+        taken = context.take(spawn_context, env)
+    except context.Unfaithful as exc:
+        wire.send_line(conn, {"refused": str(exc)})
+        os._exit(1)
+    return taken + [name for name in context.ADOPTED_ENV if env.get(name) != os.environ.get(name)]
 
 
 def _leave_server() -> None:

@@ -1,0 +1,305 @@
+"""A spawn's kernel context, and a warm child that takes it or steps aside (issue 32.1).
+
+A warm child is forked from a long-lived server, not from the spawn, so nothing the
+kernel attached to the spawn reaches it by itself. `gather` reads what the kernel tells
+a process about itself (standard library only, a few reads of /proc: it runs in the
+spawn before any import): namespaces, root folder, cgroups, uid and gids, capabilities,
+no_new_privs, seccomp, LSM label, resource limits, nice, scheduling policy and CPU
+affinity, OOM score adjustment, umask, personality, blocked and ignored signals.
+
+The child (`take`, before it answers the spawn) compares it with its own, item by item:
+
+- taken from the spawn, as the kernel allows (`ADOPTED`): cgroup membership (the child
+  joins the spawn's cgroups), supplementary groups, resource limits, scheduling policy,
+  nice, CPU affinity, OOM score adjustment, personality, umask, signal mask and ignored
+  signals, capabilities the spawn has not (dropped from every set), no_new_privs; `TZ`
+  (`time.tzset`) and `TMPDIR` (tempfile's cached folder forgotten);
+- to be equal, or the spawn is served cold (`Unfaithful`): every namespace, the root
+  folder, uid and gid, seccomp, the LSM label, capabilities the spawn has and the child
+  has not, no_new_privs set in the child but not in the spawn, and the environment read
+  at import time (`import_time`: locale, `PYTHON*`, certificates, proxies).
+
+Then it reads its own context again: any item still not the spawn's refuses the spawn
+(`Unfaithful`), so a child is indistinguishable from a cold process or serves nobody.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+NAMESPACES = (
+    "mnt",
+    "net",
+    "pid",
+    "pid_for_children",
+    "ipc",
+    "uts",
+    "user",
+    "cgroup",
+    "time",
+    "time_for_children",
+)
+RLIMITS = (
+    "CPU",
+    "FSIZE",
+    "DATA",
+    "STACK",
+    "CORE",
+    "RSS",
+    "NPROC",
+    "NOFILE",
+    "MEMLOCK",
+    "AS",
+    "LOCKS",
+    "SIGPENDING",
+    "MSGQUEUE",
+    "NICE",
+    "RTPRIO",
+    "RTTIME",
+)
+_STATUS = {
+    "Uid": "uid",
+    "Gid": "gid",
+    "Groups": "groups",
+    "CapInh": "cap_inh",
+    "CapPrm": "cap_prm",
+    "CapEff": "cap_eff",
+    "CapBnd": "cap_bnd",
+    "CapAmb": "cap_amb",
+    "NoNewPrivs": "no_new_privs",
+    "Seccomp": "seccomp",
+    "Seccomp_filters": "seccomp_filters",
+    "Umask": "umask",
+    "SigBlk": "sig_blocked",
+    "SigIgn": "sig_ignored",
+}
+_IMPORT_TIME_NAMES = frozenset(
+    {
+        "LANG",
+        "LANGUAGE",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+    }
+)
+ADOPTED_ENV = ("TZ", "TMPDIR")
+"""Read by the standard library and cached; the child takes the spawn's (tzset, tempfile)."""
+
+
+class Unfaithful(Exception):
+    """The child cannot be what a cold process of this spawn would be: serve it cold."""
+
+
+def gather() -> dict[str, Any]:
+    """This process' kernel context, as JSON-able values (cheap: no import but `resource`)."""
+    import resource
+
+    context: dict[str, Any] = {}
+    for name in NAMESPACES:
+        try:
+            context[f"ns.{name}"] = os.readlink(f"/proc/self/ns/{name}")
+        except OSError:
+            context[f"ns.{name}"] = ""  # not in this kernel
+    root = os.stat("/proc/self/root")
+    context["root"] = f"{root.st_dev}:{root.st_ino}"
+    context["cgroup"] = _read("/proc/self/cgroup").splitlines()
+    context["lsm"] = _read("/proc/self/attr/current").rstrip("\0\n")
+    for line in _read("/proc/self/status").splitlines():
+        key, _, value = line.partition(":")
+        if key in _STATUS:
+            context[_STATUS[key]] = " ".join(value.split())
+    context["groups"] = " ".join(sorted(context.get("groups", "").split(), key=int))
+    for name in RLIMITS:
+        number = getattr(resource, f"RLIMIT_{name}", None)
+        if number is not None:
+            context[f"rlimit.{name}"] = list(resource.getrlimit(number))
+    context["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
+    context["sched"] = [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
+    context["affinity"] = sorted(os.sched_getaffinity(0))
+    context["oom_score_adj"] = _read("/proc/self/oom_score_adj").strip()
+    context["personality"] = _read("/proc/self/personality").strip()
+    return context
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""  # no such file on this kernel, or no LSM
+
+
+def import_time(name: str) -> bool:
+    """Whether the variable is read once, at start-up or import (a warm child keeps the
+    server's reading): locale, `PYTHON*`, certificate files, proxies."""
+    upper = name.upper()
+    return (
+        name in _IMPORT_TIME_NAMES
+        or upper in _IMPORT_TIME_NAMES
+        or name.startswith(("LC_", "PYTHON"))
+    )
+
+
+def server_env_value(name: str, value: str) -> bool:
+    """Whether the server keeps this import-time variable of the spawn that starts it (a
+    proxy naming a user and password stays out: such spawns are served cold)."""
+    return import_time(name) and not ("PROXY" in name.upper() and "@" in value)
+
+
+def env_difference(spawn: Mapping[str, str], own: Mapping[str, str]) -> str | None:
+    """The first import-time variable the spawn and this process do not share, as a reason."""
+    for name in sorted({*spawn, *own}):
+        if import_time(name) and spawn.get(name) != own.get(name):
+            return f"the spawn's {name} is not the warm server's (read at start-up)"
+    return None
+
+
+def take(spawn: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
+    """Make this (single-threaded, forked) process the spawn's context; what it took.
+
+    Unfaithful when an item must be equal and is not, when the kernel refuses a change,
+    or when any item still differs afterwards. Call before `os.environ` is the spawn's
+    (the import-time environment is compared with this process' own)."""
+    if not isinstance(spawn, dict) or not spawn:
+        raise Unfaithful("the spawn sent no context")
+    reason = env_difference(env, os.environ)
+    if reason:
+        raise Unfaithful(reason)
+    own = gather()
+    _check_equal(spawn, own)
+    taken = _adopt(spawn, own)
+    after = gather()
+    for key in sorted({*spawn, *after}):
+        if spawn.get(key) != after.get(key):
+            raise Unfaithful(f"{_label(key)} is still not the spawn's: {after.get(key)!r}")
+    return taken
+
+
+_MUST_EQUAL = ("root", "uid", "gid", "seccomp", "seccomp_filters", "lsm")
+
+
+_LABELS = {
+    "cap_inh": "inheritable capabilities",
+    "cap_prm": "permitted capabilities",
+    "cap_eff": "effective capabilities",
+    "cap_bnd": "bounding capabilities",
+    "cap_amb": "ambient capabilities",
+    "lsm": "LSM label",
+    "sched": "scheduling policy",
+    "affinity": "CPU affinity",
+    "groups": "supplementary groups",
+    "sig_blocked": "blocked signals",
+    "sig_ignored": "ignored signals",
+    "no_new_privs": "no_new_privs",
+    "oom_score_adj": "oom_score_adj",
+    "seccomp_filters": "seccomp filters",
+    "root": "root folder",
+    "cgroup": "cgroups",
+}
+
+
+def _label(key: str) -> str:
+    if key.startswith("ns."):
+        return f"{key[3:]} namespace"
+    if key.startswith("rlimit."):
+        return f"RLIMIT_{key[7:]}"
+    return _LABELS.get(key, key)
+
+
+def _check_equal(spawn: Mapping[str, Any], own: Mapping[str, Any]) -> None:
+    for key in (*(k for k in own if k.startswith("ns.")), *_MUST_EQUAL):
+        if spawn.get(key) != own.get(key):
+            raise Unfaithful(
+                f"the spawn's {_label(key)} is not the warm server's: "
+                f"{spawn.get(key)!r}, not {own.get(key)!r}"
+            )
+    for key in ("cap_prm", "cap_eff", "cap_bnd", "cap_amb"):
+        if _mask(spawn, key) & ~_mask(own, key):
+            raise Unfaithful(f"the spawn has {_label(key)} the warm server has not")
+    if own.get("no_new_privs") == "1" and spawn.get("no_new_privs") != "1":
+        raise Unfaithful("the warm server runs with no_new_privs, the spawn without")
+
+
+def _mask(context: Mapping[str, Any], key: str) -> int:
+    return int(str(context.get(key) or "0"), 16)
+
+
+def _adopt(spawn: Mapping[str, Any], own: Mapping[str, Any]) -> list[str]:
+    """Each differing item the kernel lets a process change, in `_steps`' order."""
+    taken: list[str] = []
+    for keys, step in _steps():
+        changed = [key for key in keys if spawn.get(key) != own.get(key)]
+        if not changed:
+            continue
+        taken += [_label(key) for key in changed]
+        try:
+            step(spawn, own)
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            what = ", ".join(_label(key) for key in changed)
+            raise Unfaithful(f"cannot take the spawn's {what}: {exc}") from exc
+    return taken
+
+
+def _steps() -> list[
+    tuple[tuple[str, ...], Callable[[Mapping[str, Any], Mapping[str, Any]], object]]
+]:
+    """Privileged steps first (cgroups, groups, limits, priority), capabilities dropped
+    last but one, no_new_privs last."""
+    from acp_server.warm import kernel
+
+    def rlimit(name: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], object]:
+        return lambda s, _: kernel.set_rlimit(name, s[f"rlimit.{name}"])
+
+    caps = ("cap_inh", "cap_prm", "cap_eff", "cap_bnd", "cap_amb")
+    return [
+        (("cgroup",), lambda s, o: kernel.join_cgroups(list(s["cgroup"]), list(o["cgroup"]))),
+        (("groups",), lambda s, _: os.setgroups([int(g) for g in str(s["groups"]).split()])),
+        *(((f"rlimit.{name}",), rlimit(name)) for name in RLIMITS),
+        (
+            ("sched",),
+            lambda s, _: os.sched_setscheduler(
+                0, int(s["sched"][0]), os.sched_param(int(s["sched"][1]))
+            ),
+        ),
+        (("nice",), lambda s, _: os.setpriority(os.PRIO_PROCESS, 0, int(s["nice"]))),
+        (("affinity",), lambda s, _: os.sched_setaffinity(0, [int(c) for c in s["affinity"]])),
+        (
+            ("oom_score_adj",),
+            lambda s, _: kernel.write_proc("oom_score_adj", str(s["oom_score_adj"])),
+        ),
+        (("personality",), lambda s, _: kernel.set_personality(int(str(s["personality"]), 16))),
+        (("umask",), lambda s, _: os.umask(int(str(s["umask"]), 8))),
+        (
+            ("sig_blocked", "sig_ignored"),
+            lambda s, _: kernel.set_signals(_mask(s, "sig_blocked"), _mask(s, "sig_ignored")),
+        ),
+        (caps, lambda s, _: kernel.set_capabilities(*(_mask(s, key) for key in caps))),
+        (("no_new_privs",), lambda s, _: kernel.set_no_new_privs()),
+    ]
+
+
+def take_env() -> list[str]:
+    """After `os.environ` became the spawn's: what the standard library cached from the
+    server's (the time zone, the temporary folder), read again."""
+    import tempfile
+    import time
+
+    time.tzset()
+    tempfile.tempdir = None
+    return list(ADOPTED_ENV)
+
+
+def describe(context: Mapping[str, Any]) -> str:
+    """One line of the context for a DEBUG log."""
+    return "; ".join(f"{key}={context[key]}" for key in sorted(context))
