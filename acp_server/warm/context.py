@@ -7,7 +7,10 @@ spawn before any import): namespaces, root folder, cgroups, uid and gids, capabi
 no_new_privs, seccomp, LSM label, resource limits, nice, scheduling policy and CPU
 affinity, OOM score adjustment, umask, personality, blocked and ignored signals.
 
-The child (`take`, before it answers the spawn) compares it with its own, item by item:
+The child first checks that what the spawn sent is what the kernel shows of the process
+at the other end of the socket (`confirm`, by its SO_PEERCRED pid): a process in a
+sandbox cannot borrow the server's context by sending it. Then (`take`, before it
+answers the spawn) it compares the spawn's context with its own, item by item:
 
 - taken from the spawn, as the kernel allows (`ADOPTED`): cgroup membership (the child
   joins the spawn's cgroups), supplementary groups, resource limits, scheduling policy,
@@ -44,24 +47,26 @@ NAMESPACES = (
     "time",
     "time_for_children",
 )
-RLIMITS = (
-    "CPU",
-    "FSIZE",
-    "DATA",
-    "STACK",
-    "CORE",
-    "RSS",
-    "NPROC",
-    "NOFILE",
-    "MEMLOCK",
-    "AS",
-    "LOCKS",
-    "SIGPENDING",
-    "MSGQUEUE",
-    "NICE",
-    "RTPRIO",
-    "RTTIME",
-)
+_LIMITS = {
+    "Max cpu time": "CPU",
+    "Max file size": "FSIZE",
+    "Max data size": "DATA",
+    "Max stack size": "STACK",
+    "Max core file size": "CORE",
+    "Max resident set": "RSS",
+    "Max processes": "NPROC",
+    "Max open files": "NOFILE",
+    "Max locked memory": "MEMLOCK",
+    "Max address space": "AS",
+    "Max file locks": "LOCKS",
+    "Max pending signals": "SIGPENDING",
+    "Max msgqueue size": "MSGQUEUE",
+    "Max nice priority": "NICE",
+    "Max realtime priority": "RTPRIO",
+    "Max realtime timeout": "RTTIME",
+}
+"""/proc/<pid>/limits' rows (readable by anyone, unlike prlimit) and their RLIMIT_ names."""
+RLIMITS = tuple(_LIMITS.values())
 _STATUS = {
     "Uid": "uid",
     "Gid": "gid",
@@ -101,35 +106,40 @@ class Unfaithful(Exception):
     """The child cannot be what a cold process of this spawn would be: serve it cold."""
 
 
-def gather() -> dict[str, Any]:
-    """This process' kernel context, as JSON-able values (cheap: no import but `resource`)."""
-    import resource
-
+def gather(pid: int = 0) -> dict[str, Any]:
+    """The kernel context of process `pid` (0: this one), as JSON-able values (cheap: a
+    few reads of /proc). OSError when another process' cannot be read."""
+    proc = f"/proc/{pid or 'self'}"
     context: dict[str, Any] = {}
     for name in NAMESPACES:
         try:
-            context[f"ns.{name}"] = os.readlink(f"/proc/self/ns/{name}")
-        except OSError:
+            context[f"ns.{name}"] = os.readlink(f"{proc}/ns/{name}")
+        except FileNotFoundError:
             context[f"ns.{name}"] = ""  # not in this kernel
-    root = os.stat("/proc/self/root")
+    root = os.stat(f"{proc}/root")
     context["root"] = f"{root.st_dev}:{root.st_ino}"
-    context["cgroup"] = _read("/proc/self/cgroup").splitlines()
-    context["lsm"] = _read("/proc/self/attr/current").rstrip("\0\n")
-    for line in _read("/proc/self/status").splitlines():
+    context["cgroup"] = _read(f"{proc}/cgroup").splitlines()
+    context["lsm"] = _read(f"{proc}/attr/current").rstrip("\0\n")
+    for line in _read(f"{proc}/status").splitlines():
         key, _, value = line.partition(":")
         if key in _STATUS:
             context[_STATUS[key]] = " ".join(value.split())
     context["groups"] = " ".join(sorted(context.get("groups", "").split(), key=int))
-    for name in RLIMITS:
-        number = getattr(resource, f"RLIMIT_{name}", None)
-        if number is not None:
-            context[f"rlimit.{name}"] = list(resource.getrlimit(number))
-    context["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
-    context["sched"] = [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
-    context["affinity"] = sorted(os.sched_getaffinity(0))
-    context["oom_score_adj"] = _read("/proc/self/oom_score_adj").strip()
-    context["personality"] = _read("/proc/self/personality").strip()
+    for line in _read(f"{proc}/limits").splitlines()[1:]:
+        limit = _LIMITS.get(line[:26].strip())
+        if limit is not None:
+            soft, hard = line[26:].split()[:2]
+            context[f"rlimit.{limit}"] = [_limit(soft), _limit(hard)]
+    context["nice"] = os.getpriority(os.PRIO_PROCESS, pid)
+    context["sched"] = [os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority]
+    context["affinity"] = sorted(os.sched_getaffinity(pid))
+    context["oom_score_adj"] = _read(f"{proc}/oom_score_adj").strip()
+    context["personality"] = _read(f"{proc}/personality").strip()  # "": not ours to read
     return context
+
+
+def _limit(text: str) -> int:
+    return -1 if text == "unlimited" else int(text)  # -1: RLIM_INFINITY
 
 
 def _read(path: str) -> str:
@@ -137,7 +147,40 @@ def _read(path: str) -> str:
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read()
     except OSError:
-        return ""  # no such file on this kernel, or no LSM
+        return ""  # no such file on this kernel, no LSM, or (personality) not ours to read
+
+
+def confirm(claim: Mapping[str, Any], pid: int) -> None:
+    """Unfaithful unless `claim` (what the spawn sent) is what the kernel shows of the
+    spawn's process `pid` (from SO_PEERCRED): a sandboxed process cannot borrow the
+    server's context by sending it. The personality, which only a tracer may read, and
+    harms no wall, is taken as claimed."""
+    if pid <= 0:
+        raise Unfaithful("the spawn's process is not visible from the warm server")
+    try:
+        seen = gather(pid)
+    except OSError as exc:
+        raise Unfaithful(f"the spawn's context cannot be read from /proc/{pid}: {exc}") from exc
+    for key in NAMESPACES:
+        if claim.get(f"ns.{key}") != seen.get(f"ns.{key}"):
+            raise Unfaithful(f"the spawn's {key} namespace is not what it sent")
+        if seen.get(f"ns.{key}") != _own_namespace(key):
+            return  # refused by `take` anyway; cgroups, ids are shown as seen from here
+    for key in sorted({*claim, *seen}):
+        if key == "personality" and not seen.get(key):
+            continue
+        if claim.get(key) != seen.get(key):
+            raise Unfaithful(
+                f"the spawn's {_label(key)} is not what it sent: {seen.get(key)!r}, "
+                f"not {claim.get(key)!r}"
+            )
+
+
+def _own_namespace(name: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/ns/{name}")
+    except FileNotFoundError:
+        return ""
 
 
 def import_time(name: str) -> bool:

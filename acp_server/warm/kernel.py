@@ -90,7 +90,8 @@ def _bounding() -> int:
 
 
 def set_rlimit(name: str, limits: list[int]) -> None:
-    soft, hard = (int(x) for x in limits)
+    """`limits`: soft and hard, -1 for unlimited (RLIM_INFINITY)."""
+    soft, hard = (resource.RLIM_INFINITY if int(x) == -1 else int(x) for x in limits)
     resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (soft, hard))
 
 

@@ -141,3 +141,11 @@ def peer_uid(sock: socket.socket) -> int:
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", creds)
     return int(uid)
+
+
+def peer_pid(sock: socket.socket) -> int:
+    """The pid of the process that connected, as this process' pid namespace sees it
+    (SO_PEERCRED; 0 when that process is in no namespace visible from here)."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, _uid, _gid = struct.unpack("3i", creds)
+    return int(pid)

@@ -19,6 +19,7 @@ cgroup in the cgroup v2 hierarchy; bubblewrap is installed when missing.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -91,6 +92,20 @@ program = Program(1, ctypes.cast(allow, ctypes.c_void_p))
 if libc.prctl(22, 2, ctypes.byref(program), 0, 0) != 0:  # PR_SET_SECCOMP, MODE_FILTER
     sys.exit(f"seccomp: errno {ctypes.get_errno()}")
 os.execvp(sys.argv[1], sys.argv[1:])
+"""
+
+
+FORGED_SPAWN = """\
+import json, os, socket, sys
+from acp_server.warm import context, wire
+path, key, host_mnt = sys.argv[1:]
+claim = context.gather()
+claim["ns.mnt"] = host_mnt  # the server's mount namespace, not this process' own
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.connect(path)
+request = {"key": key, "argv": [], "env": dict(os.environ), "context": claim}
+wire.send_request(sock, request, [0, 1, 2, os.open(".", os.O_RDONLY)])
+print(json.dumps(wire.LineReader(sock).next()))
 """
 
 
@@ -415,6 +430,15 @@ async def test_unshare_net_pid_uts_ipc(
     assert "hostname fidelity-box" in out and re.search(r"^net lo $", out, re.M)
 
 
+async def test_unshare_user_cgroup_time(
+    warm: WarmPlace, make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    wrapper = ["unshare", "--user", "--map-root-user", "--cgroup", "--time", "--fork"]
+    out, log = await _compare(make_agent, tmp_path, warm, wrapper)
+    _refused(log, "namespace is not the warm server's")
+    assert "ns user new" in out and "ns cgroup new" in out and "ns time new" in out
+
+
 async def test_bubblewrap(warm: WarmPlace, make_agent: MakeAgent, tmp_path: Path) -> None:
     workspace = dirs(tmp_path).workspace
     wrapper = [_bwrap(), "--dev-bind", "/", "/", "--ro-bind", str(workspace), str(workspace)]
@@ -446,3 +470,22 @@ async def test_import_time_environment(
     env = {"SSL_CERT_FILE": str(tmp_path / "my-ca.pem")}
     _, log = await _compare(make_agent, tmp_path, warm, [], env=env)
     _refused(log, "SSL_CERT_FILE is not the warm server's")
+
+
+def test_a_spawn_cannot_borrow_the_server_s_context(warm: WarmPlace, tmp_path: Path) -> None:
+    """A process in its own mount namespace that sends the server's namespace as its own
+    is refused: the child reads the spawn's context from /proc/<its pid> (SO_PEERCRED)."""
+    host_mnt = os.readlink("/proc/self/ns/mnt")
+    socket_path = place.socket_path(warm.folder, warm.key)
+    run = subprocess.run(
+        ["unshare", "--mount", sys.executable, "-c", FORGED_SPAWN, socket_path, warm.key, host_mnt],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    answer = json.loads(run.stdout)
+    assert "mnt namespace is not what it sent" in answer.get("refused", ""), answer

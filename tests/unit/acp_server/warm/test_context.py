@@ -12,6 +12,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp_server.warm import client, context
 
 ROOT = Path(__file__).parents[4]
@@ -90,6 +92,8 @@ def test_what_must_be_equal_refuses_the_spawn() -> None:
         f"{context.gather()['lsm']!r}"
     )
     assert "mnt namespace is not the warm server's" in _take({"ns.mnt": "mnt:[1]"})["refused"]
+    assert "root folder is not the warm server's" in _take({"root": "1:2"})["refused"]
+    assert "uid is not the warm server's" in _take({"uid": "1 1 1 1"})["refused"]
     assert _take({}, {"LANG": "xx_XX.UTF-8"})["refused"].startswith("the spawn's LANG is not")
 
 
@@ -108,3 +112,16 @@ def test_a_change_the_kernel_refuses_refuses_the_spawn() -> None:
 def test_an_item_still_different_after_refuses_the_spawn() -> None:
     refused = _take({"something_new": "1"})["refused"]
     assert refused == "something_new is still not the spawn's: None"
+
+
+def test_the_spawn_s_claim_is_checked_against_its_process() -> None:
+    claim = context.gather()
+    context.confirm(claim, os.getpid())
+    with pytest.raises(context.Unfaithful, match="umask is not what it sent"):
+        context.confirm(
+            {**claim, "umask": "0000" if claim["umask"] != "0000" else "0077"}, os.getpid()
+        )
+    with pytest.raises(context.Unfaithful, match="mnt namespace is not what it sent"):
+        context.confirm({**claim, "ns.mnt": "mnt:[1]"}, os.getpid())
+    with pytest.raises(context.Unfaithful, match="not visible"):
+        context.confirm(claim, 0)
