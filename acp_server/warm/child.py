@@ -20,7 +20,12 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-from acp_server.warm import client, context, wire
+from acp_server.warm import (
+    client,
+    context,
+    kernel,  # noqa: F401 - with ctypes, in the zygote: no child waits for it
+    wire,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -46,6 +46,8 @@ def warm_zygote() -> None:
     from acp_server.warm.rehearsal import rehearse
 
     rehearse()
+    import acp_server.warm.child  # noqa: F401 - what each fork runs (context, kernel, ctypes)
+
     gc.collect()
     gc.freeze()  # what the rehearsal left, out of the collector's sight as well
 
