@@ -1,9 +1,10 @@
 """The spawn's side of the warm server (standard library only: it runs before any import).
 
 `serve_warm(argv)` connects to this installation's server, checks it runs as this user,
-hands over stdin, stdout, stderr, the working folder, argv and the environment, and
-waits: signals are forwarded to the child, the child's exit code becomes this process'
-own. It returns None when this spawn must serve cold (no server: one is started for the
+hands over stdin, stdout, stderr, the working folder, argv, the environment and what the
+kernel attached to it (`context.gather`: the child takes it or refuses), and waits:
+signals are forwarded to the child, the child's exit code becomes this process' own.
+It returns None when this spawn must serve cold (no server: one is started for the
 next spawns; refused; the folder not safe), with `how_served` saying why.
 """
 
