@@ -75,9 +75,13 @@ def _take_context(
         context.confirm(spawn_context, wire.peer_pid(conn))
         taken = context.take(spawn_context, env)
     except context.Unfaithful as exc:
+        logger.info("child %d serves no spawn, which serves itself cold: %s", os.getpid(), exc)
         wire.send_line(conn, {"refused": str(exc)})
         os._exit(1)
-    return taken + [name for name in context.ADOPTED_ENV if env.get(name) != os.environ.get(name)]
+    taken += [name for name in context.ADOPTED_ENV if env.get(name) != os.environ.get(name)]
+    if taken:  # still the server's log
+        logger.info("child %d took the spawn's %s", os.getpid(), ", ".join(taken))
+    return taken
 
 
 def _leave_server() -> None:

@@ -319,6 +319,7 @@ async def test_umask_077(warm: WarmPlace, make_agent: MakeAgent, tmp_path: Path)
     out, log = await _compare(make_agent, tmp_path, warm, _in_shell("umask 077"))
     _took(log, "umask")
     assert "umask 0077" in out and "workspace write: 600" in out
+    assert "took the spawn's umask" in Path(warm.folder, f"{warm.key}.log").read_text()
 
 
 async def test_ulimit_n_256_and_ulimit_v(
@@ -418,6 +419,8 @@ async def test_unshare_mount_with_a_read_only_workspace(
     out, log = await _compare(make_agent, tmp_path, warm, wrapper)
     _refused(log, "mnt namespace is not the warm server's")
     assert "workspace write: refused" in out
+    server_log = Path(warm.folder, f"{warm.key}.log").read_text()
+    assert "which serves itself cold: the spawn's mnt namespace is not" in server_log
 
 
 async def test_unshare_net_pid_uts_ipc(
