@@ -72,8 +72,8 @@ def _take_context(
     """The spawn's kernel context taken (what differed), or the spawn refused: it serves
     itself cold, and this child exits without touching its descriptors."""
     try:
-        context.confirm(spawn_context, wire.peer_pid(conn))
-        taken = context.take(spawn_context, env)
+        checked = context.confirm(spawn_context, wire.peer_pid(conn))
+        taken = context.take(checked, env)
     except context.Unfaithful as exc:
         logger.info("child %d serves no spawn, which serves itself cold: %s", os.getpid(), exc)
         wire.send_line(conn, {"refused": str(exc)})

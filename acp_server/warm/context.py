@@ -12,11 +12,12 @@ at the other end of the socket (`confirm`, by its SO_PEERCRED pid): a process in
 sandbox cannot borrow the server's context by sending it. Then (`take`, before it
 answers the spawn) it compares the spawn's context with its own, item by item:
 
-- taken from the spawn, as the kernel allows (`ADOPTED`): cgroup membership (the child
+- taken from the spawn, as the kernel allows (`_steps`): cgroup membership (the child
   joins the spawn's cgroups), supplementary groups, resource limits, scheduling policy,
-  nice, CPU affinity, OOM score adjustment, personality, umask, signal mask and ignored
-  signals, capabilities the spawn has not (dropped from every set), no_new_privs; `TZ`
-  (`time.tzset`) and `TMPDIR` (tempfile's cached folder forgotten);
+  nice, I/O priority (read by `confirm`), CPU affinity, OOM score adjustment,
+  personality, umask, signal mask and ignored signals, capabilities the spawn has not
+  (dropped from every set), no_new_privs; `TZ` (`time.tzset`) and `TMPDIR` (tempfile's
+  cached folder forgotten);
 - to be equal, or the spawn is served cold (`Unfaithful`): every namespace, the root
   folder, uid and gid, seccomp, the LSM label, capabilities the spawn has and the child
   has not, no_new_privs set in the child but not in the spawn, and the environment read
@@ -150,22 +151,26 @@ def _read(path: str) -> str:
         return ""  # no such file on this kernel, no LSM, or (personality) not ours to read
 
 
-def confirm(claim: Mapping[str, Any], pid: int) -> None:
-    """Unfaithful unless `claim` (what the spawn sent) is what the kernel shows of the
-    spawn's process `pid` (from SO_PEERCRED): a sandboxed process cannot borrow the
-    server's context by sending it. The personality, which only a tracer may read, and
-    harms no wall, is taken as claimed."""
+def confirm(claim: Mapping[str, Any], pid: int) -> dict[str, Any]:
+    """The spawn's context to take: `claim` (what the spawn sent) once checked against
+    what the kernel shows of the spawn's process `pid` (from SO_PEERCRED), so a sandboxed
+    process cannot borrow the server's context by sending it, plus its I/O priority
+    (which only a system call tells). Unfaithful when they differ. The personality,
+    which only a tracer may read, and which is no wall, is taken as claimed."""
+    from acp_server.warm import kernel
+
     if pid <= 0:
         raise Unfaithful("the spawn's process is not visible from the warm server")
     try:
         seen = gather(pid)
+        checked = {**claim, "ioprio": kernel.io_priority(pid)}
     except OSError as exc:
         raise Unfaithful(f"the spawn's context cannot be read from /proc/{pid}: {exc}") from exc
     for key in NAMESPACES:
         if claim.get(f"ns.{key}") != seen.get(f"ns.{key}"):
             raise Unfaithful(f"the spawn's {key} namespace is not what it sent")
         if seen.get(f"ns.{key}") != _own_namespace(key):
-            return  # refused by `take` anyway; cgroups, ids are shown as seen from here
+            return checked  # refused by `take`; cgroups and ids show as seen from here
     for key in sorted({*claim, *seen}):
         if key == "personality" and not seen.get(key):
             continue
@@ -174,6 +179,7 @@ def confirm(claim: Mapping[str, Any], pid: int) -> None:
                 f"the spawn's {_label(key)} is not what it sent: {seen.get(key)!r}, "
                 f"not {claim.get(key)!r}"
             )
+    return checked
 
 
 def _own_namespace(name: str) -> str:
@@ -219,14 +225,24 @@ def take(spawn: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
     reason = env_difference(env, os.environ)
     if reason:
         raise Unfaithful(reason)
-    own = gather()
+    own = _own(spawn)
     _check_equal(spawn, own)
     taken = _adopt(spawn, own)
-    after = gather()
+    after = _own(spawn)
     for key in sorted({*spawn, *after}):
         if spawn.get(key) != after.get(key):
             raise Unfaithful(f"{_label(key)} is still not the spawn's: {after.get(key)!r}")
     return taken
+
+
+def _own(spawn: Mapping[str, Any]) -> dict[str, Any]:
+    """This process' context, with what `confirm` added to the spawn's."""
+    own = gather()
+    if "ioprio" in spawn:
+        from acp_server.warm import kernel
+
+        own["ioprio"] = kernel.io_priority(0)
+    return own
 
 
 _MUST_EQUAL = ("root", "uid", "gid", "seccomp", "seccomp_filters", "lsm")
@@ -249,6 +265,7 @@ _LABELS = {
     "seccomp_filters": "seccomp filters",
     "root": "root folder",
     "cgroup": "cgroups",
+    "ioprio": "I/O priority",
 }
 
 
@@ -316,6 +333,7 @@ def _steps() -> list[
             ),
         ),
         (("nice",), lambda s, _: os.setpriority(os.PRIO_PROCESS, 0, int(s["nice"]))),
+        (("ioprio",), lambda s, _: kernel.set_io_priority(int(s["ioprio"]))),
         (("affinity",), lambda s, _: os.sched_setaffinity(0, [int(c) for c in s["affinity"]])),
         (
             ("oom_score_adj",),

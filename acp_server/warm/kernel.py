@@ -49,6 +49,28 @@ def _prctl(option: int, arg2: int = 0, arg3: int = 0) -> None:
     _check(libc.prctl(option, arg2, arg3, 0, 0), f"prctl({option})")
 
 
+_IOPRIO_CALLS = {"x86_64": (252, 251), "aarch64": (31, 30), "i686": (290, 289)}
+"""ioprio_get and ioprio_set: glibc has no wrapper, so the system call numbers by machine."""
+_IOPRIO_WHO_PROCESS = 1
+
+
+def io_priority(pid: int) -> int | None:
+    """The I/O priority of process `pid` (0: this one); None on a machine not in
+    `_IOPRIO_CALLS` (not compared there)."""
+    calls = _IOPRIO_CALLS.get(os.uname().machine)
+    if calls is None:
+        return None
+    libc = _libc()
+    result = int(libc.syscall(calls[0], _IOPRIO_WHO_PROCESS, pid))
+    _check(result, "ioprio_get")
+    return result
+
+
+def set_io_priority(value: int) -> None:
+    calls = _IOPRIO_CALLS[os.uname().machine]
+    _check(_libc().syscall(calls[1], _IOPRIO_WHO_PROCESS, 0, value), "ioprio_set")
+
+
 def set_no_new_privs() -> None:
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
 

@@ -59,6 +59,7 @@ grep -E '^(Uid|Gid|Groups|Cap|NoNewPrivs|Seccomp|Umask|SigBlk|SigIgn|Cpus_allowe
 echo "cgroup $(tr '\n' ' ' < /proc/self/cgroup)"
 cat /proc/self/limits
 echo "nice $(nice)"
+echo "ionice $(ionice -p $$)"
 echo "sched $(chrt -p $$ | sed 's/^pid [0-9]*//' | tr '\n' ' ')"
 echo "oom_score_adj $(cat /proc/self/oom_score_adj)"
 echo "personality $(cat /proc/self/personality)"
@@ -331,13 +332,13 @@ async def test_ulimit_n_256_and_ulimit_v(
     assert re.search(r"Max open files\s+256\s+256", out)
 
 
-async def test_nice_and_scheduling_policy(
+async def test_nice_io_priority_and_scheduling_policy(
     warm: WarmPlace, make_agent: MakeAgent, tmp_path: Path
 ) -> None:
-    wrapper = ["nice", "-n", "10", "chrt", "--batch", "0"]
+    wrapper = ["nice", "-n", "10", "ionice", "-c", "3", "chrt", "--batch", "0"]
     out, log = await _compare(make_agent, tmp_path, warm, wrapper)
-    _took(log, "nice", "scheduling policy")
-    assert "nice 10" in out and "SCHED_BATCH" in out
+    _took(log, "nice", "I/O priority", "scheduling policy")
+    assert "nice 10" in out and "SCHED_BATCH" in out and "ionice idle" in out
 
 
 async def test_affinity_personality_oom_score_and_an_ignored_signal(

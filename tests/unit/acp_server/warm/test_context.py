@@ -116,7 +116,8 @@ def test_an_item_still_different_after_refuses_the_spawn() -> None:
 
 def test_the_spawn_s_claim_is_checked_against_its_process() -> None:
     claim = context.gather()
-    context.confirm(claim, os.getpid())
+    checked = context.confirm(claim, os.getpid())
+    assert checked == {**claim, "ioprio": checked["ioprio"]}  # and the I/O priority
     with pytest.raises(context.Unfaithful, match="umask is not what it sent"):
         context.confirm(
             {**claim, "umask": "0000" if claim["umask"] != "0000" else "0077"}, os.getpid()
