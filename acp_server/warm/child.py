@@ -20,12 +20,7 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-from acp_server.warm import (
-    client,
-    context,
-    kernel,  # noqa: F401 - with ctypes, in the zygote: no child waits for it
-    wire,
-)
+from acp_server.warm import client, context, kernel, wire
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +67,7 @@ def _take_context(
     """The spawn's kernel context taken (what differed), or the spawn refused: it serves
     itself cold, and this child exits without touching its descriptors."""
     try:
-        checked = context.confirm(spawn_context, wire.peer_pid(conn))
+        checked = _confirm(conn, spawn_context)
         taken = context.take(checked, env)
     except context.Unfaithful as exc:
         logger.info("child %d serves no spawn, which serves itself cold: %s", os.getpid(), exc)
@@ -82,6 +77,23 @@ def _take_context(
     if taken:  # still the server's log
         logger.info("child %d took the spawn's %s", os.getpid(), ", ".join(taken))
     return taken
+
+
+def _confirm(conn: socket.socket, spawn_context: dict[str, Any]) -> dict[str, Any]:
+    """`context.confirm` of the process that connected, still alive once read (so its
+    pid named it, not a process that took the pid over)."""
+    pid = wire.peer_pid(conn)
+    try:
+        pidfd = kernel.peer_pidfd(conn, pid)
+    except OSError as exc:
+        raise context.Unfaithful(f"the spawn's process cannot be followed: {exc}") from exc
+    try:
+        checked = context.confirm(spawn_context, pid)
+        if not kernel.alive(pidfd):
+            raise context.Unfaithful("the spawn's process has gone")
+    finally:
+        os.close(pidfd)
+    return checked
 
 
 def _leave_server() -> None:

@@ -10,7 +10,10 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import select
 import signal
+import socket
+import struct
 
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
@@ -69,6 +72,27 @@ def io_priority(pid: int) -> int | None:
 def set_io_priority(value: int) -> None:
     calls = _IOPRIO_CALLS[os.uname().machine]
     _check(_libc().syscall(calls[1], _IOPRIO_WHO_PROCESS, 0, value), "ioprio_set")
+
+
+SO_PEERPIDFD = 77
+"""A pidfd of the process that connected (Linux 6.5; not yet in Python's `socket`)."""
+
+
+def peer_pidfd(sock: socket.socket, pid: int) -> int:
+    """A pidfd of the process at the other end of `sock`: taken by the kernel as it
+    connected (SO_PEERPIDFD), else opened now for `pid` (older kernels)."""
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD, 4)
+        return int(struct.unpack("i", raw)[0])
+    except OSError:
+        return os.pidfd_open(pid)
+
+
+def alive(pidfd: int) -> bool:
+    """Whether the process of `pidfd` still runs (then its pid still names it)."""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    return not poller.poll(0)
 
 
 def set_no_new_privs() -> None:
