@@ -207,9 +207,13 @@ def server_env_value(name: str, value: str) -> bool:
 
 
 def env_difference(spawn: Mapping[str, str], own: Mapping[str, str]) -> str | None:
-    """The first import-time variable the spawn and this process do not share, as a reason."""
+    """The first import-time variable the spawn and this process do not share, as a reason
+    (`HOME` too where Python put the user's site-packages, found from it, on sys.path)."""
+    import site
+
     for name in sorted({*spawn, *own}):
-        if import_time(name) and spawn.get(name) != own.get(name):
+        read = import_time(name) or (name == "HOME" and site.ENABLE_USER_SITE is True)
+        if read and spawn.get(name) != own.get(name):
             return f"the spawn's {name} is not the warm server's (read at start-up)"
     return None
 

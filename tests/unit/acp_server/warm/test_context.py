@@ -56,6 +56,16 @@ def test_the_variables_read_at_start_up() -> None:
     assert reason == "the spawn's LC_ALL is not the warm server's (read at start-up)"
 
 
+def test_home_counts_where_the_user_s_site_packages_are_on_the_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("site.ENABLE_USER_SITE", True)
+    reason = context.env_difference({"HOME": "/a"}, {"HOME": "/b"})
+    assert reason == "the spawn's HOME is not the warm server's (read at start-up)"
+    monkeypatch.setattr("site.ENABLE_USER_SITE", False)  # a virtual environment's
+    assert context.env_difference({"HOME": "/a"}, {"HOME": "/b"}) is None
+
+
 def test_the_server_keeps_the_start_up_variables_but_no_proxy_password() -> None:
     env = {
         "SSL_CERT_FILE": "/ca.pem",
