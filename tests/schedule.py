@@ -18,7 +18,7 @@ SECONDS = {
     "tests/vscode/test_extension_browser.py": 288,
     "tests/e2e/test_sessions.py": 161,
     "tests/e2e/test_tools_files.py": 124,
-    "tests/e2e/test_warm_fidelity.py": 120,
+    "tests/e2e/test_warm_fidelity.py": 150,
     "tests/e2e/test_hostile_tools.py": 82,
     "tests/e2e/test_hooks_contract.py": 75,
     "tests/e2e/test_sessions_postgres.py": 73,

@@ -47,6 +47,8 @@ pytestmark = [
     pytest.mark.cold,  # its own server and folder; each case asks for warm and cold itself
 ]
 
+REPLY_S = 120.0
+"""A cold agent's first prompt waits for its imports: slow beside a busy machine's load."""
 WARM = re.compile(r"warm: served by child (\d+) of the warm server (\d+)")
 COLD = re.compile(r"cold: the warm server refused \((.*)\)")
 
@@ -139,12 +141,14 @@ def warm() -> Iterator[WarmPlace]:
         shutil.rmtree(runtime, ignore_errors=True)
 
 
-def _cgroup2_mount() -> Path:
+def _cgroup2_folder(path: str) -> Path:
+    """The folder of cgroup `path` (as /proc/self/cgroup names it) in the v2 mount."""
     with open("/proc/self/mountinfo", encoding="utf-8") as f:
         for line in f:
             fields, _, tail = line.partition(" - ")
             if tail.split()[:1] == ["cgroup2"]:
-                return Path(fields.split()[4])
+                root, mount = fields.split()[3:5]
+                return Path(mount) / os.path.relpath(path, root)
     raise AssertionError("the cgroup case needs a cgroup v2 hierarchy mounted (none found)")
 
 
@@ -157,7 +161,7 @@ def cgroup() -> Iterator[Path]:
         for line in Path("/proc/self/cgroup").read_text().splitlines()
         if line.startswith("0::")
     )
-    group = _cgroup2_mount() / own.lstrip("/") / f"adk-acp-fidelity-{os.getpid()}"
+    group = _cgroup2_folder(own) / f"adk-acp-fidelity-{os.getpid()}"
     try:
         group.mkdir()
     except OSError as exc:
@@ -229,7 +233,7 @@ async def _run(
     argv = [*wrapper, *AGENT_COMMAND, "--fake-responses", str(script), "--approval-mode", "yolo"]
     argv += [*args, *(["--no-warm"] if cold else [])]
     full_env = {**agent_env(d, api_key=None), **warm.env(), **env}
-    client = await make_agent(argv, full_env, cwd=str(d.workspace))
+    client = await make_agent(argv, full_env, cwd=str(d.workspace), default_timeout=REPLY_S)
     await client.initialize({})  # no editor terminal: the command runs in the agent
     session = (await client.new_session(d.workspace))["sessionId"]
     assert (await client.prompt(session, "probe"))["stopReason"] == "end_turn"
@@ -393,7 +397,7 @@ async def test_tz_is_the_agent_s_own_date(
     for cold in (False, True):
         env = {**agent_env(d, fake_gemini), **warm.env(TZ=zone)}
         argv = [*AGENT_COMMAND, *(["--no-warm"] if cold else [])]
-        client = await make_agent(argv, env, cwd=str(d.workspace))
+        client = await make_agent(argv, env, cwd=str(d.workspace), default_timeout=REPLY_S)
         await client.initialize({})
         session = (await client.new_session(d.workspace))["sessionId"]
         assert (await client.prompt(session, "what day is it?"))["stopReason"] == "end_turn"
