@@ -19,6 +19,7 @@ SECONDS = {
     "tests/e2e/test_sessions.py": 161,
     "tests/vscode/test_edit_review_browser.py": 150,
     "tests/e2e/test_tools_files.py": 124,
+    "tests/e2e/test_warm_fidelity.py": 150,
     "tests/e2e/test_hostile_tools.py": 82,
     "tests/e2e/test_hooks_contract.py": 75,
     "tests/e2e/test_sessions_postgres.py": 73,

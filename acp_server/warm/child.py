@@ -18,21 +18,32 @@ import signal
 import socket
 import sys
 import threading
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from acp_server.warm import client, wire
+from acp_server.warm import client, context, kernel, wire
 
 logger = logging.getLogger(__name__)
 
 
-def become(conn: socket.socket, fds: list[int], argv: list[str], env: dict[str, str]) -> NoReturn:
+def become(
+    conn: socket.socket,
+    fds: list[int],
+    argv: list[str],
+    env: dict[str, str],
+    spawn_context: dict[str, Any],
+) -> NoReturn:
     """Run the spawn's agent in this forked process; never returns."""
     code = 1
     try:
         _leave_server()
+        taken = _take_context(conn, spawn_context, env)
         _take_spawn(fds, env, argv)
+        context.take_env()
         conn.settimeout(None)
         client.how_served = f"warm: served by child {os.getpid()} of the warm server {os.getppid()}"
+        if taken:
+            client.how_served += f"; took the spawn's {', '.join(taken)}"
+        client.spawn_context = spawn_context
         if not (wire.send_line(conn, {"ok": os.getpid()}) and _go(conn)):
             os._exit(1)  # the spawn has gone (or served itself cold): stdin untouched
         threading.Thread(
@@ -48,6 +59,41 @@ def become(conn: socket.socket, fds: list[int], argv: list[str], env: dict[str, 
         logger.exception("the warm child failed")
     _report_exit(conn, code)
     os._exit(code)
+
+
+def _take_context(
+    conn: socket.socket, spawn_context: dict[str, Any], env: dict[str, str]
+) -> list[str]:
+    """The spawn's kernel context taken (what differed), or the spawn refused: it serves
+    itself cold, and this child exits without touching its descriptors."""
+    try:
+        checked = _confirm(conn, spawn_context)
+        taken = context.take(checked, env)
+    except context.Unfaithful as exc:
+        logger.info("child %d serves no spawn, which serves itself cold: %s", os.getpid(), exc)
+        wire.send_line(conn, {"refused": str(exc)})
+        os._exit(1)
+    taken += [name for name in context.ADOPTED_ENV if env.get(name) != os.environ.get(name)]
+    if taken:  # still the server's log
+        logger.info("child %d took the spawn's %s", os.getpid(), ", ".join(taken))
+    return taken
+
+
+def _confirm(conn: socket.socket, spawn_context: dict[str, Any]) -> dict[str, Any]:
+    """`context.confirm` of the process that connected, still alive once read (so its
+    pid named it, not a process that took the pid over)."""
+    pid = wire.peer_pid(conn)
+    try:
+        pidfd = kernel.peer_pidfd(conn, pid)
+    except OSError as exc:
+        raise context.Unfaithful(f"the spawn's process cannot be followed: {exc}") from exc
+    try:
+        checked = context.confirm(spawn_context, pid)
+        if not kernel.alive(pidfd):
+            raise context.Unfaithful("the spawn's process has gone")
+    finally:
+        os.close(pidfd)
+    return checked
 
 
 def _leave_server() -> None:

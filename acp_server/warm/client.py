@@ -1,9 +1,10 @@
 """The spawn's side of the warm server (standard library only: it runs before any import).
 
 `serve_warm(argv)` connects to this installation's server, checks it runs as this user,
-hands over stdin, stdout, stderr, the working folder, argv and the environment, and
-waits: signals are forwarded to the child, the child's exit code becomes this process'
-own. It returns None when this spawn must serve cold (no server: one is started for the
+hands over stdin, stdout, stderr, the working folder, argv, the environment and what the
+kernel attached to it (`context.gather`: the child takes it or refuses), and waits:
+signals are forwarded to the child, the child's exit code becomes this process' own.
+It returns None when this spawn must serve cold (no server: one is started for the
 next spawns; refused; the folder not safe), with `how_served` saying why.
 """
 
@@ -14,7 +15,7 @@ import signal
 import socket
 import sys
 
-from acp_server.warm import place, wire
+from acp_server.warm import context, place, wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 how_served = ""
 """One line for the log: how this spawn is served (warm child or cold, and why)."""
+spawn_context: dict[str, object] = {}
+"""What the kernel attached to this spawn (`context.gather`), for a DEBUG log."""
 
 REPLY_TIMEOUT_S = 30.0
 """How long a spawn waits for the child's first word before it serves cold instead."""
@@ -65,7 +68,7 @@ def serve_warm(argv: list[str]) -> int | None:
 
 
 def _served(sock: socket.socket, key: str, argv: list[str]) -> int | None:
-    global how_served
+    global how_served, spawn_context
     if wire.peer_uid(sock) != os.getuid():
         how_served = "cold: the warm server's socket belongs to another user"
         return None
@@ -74,7 +77,8 @@ def _served(sock: socket.socket, key: str, argv: list[str]) -> int | None:
     except OSError as exc:
         how_served = f"cold: the working folder cannot be handed over ({exc})"
         return None
-    request = {"key": key, "argv": argv, "env": dict(os.environ)}
+    spawn_context = context.gather()  # the child takes it, or refuses: served cold
+    request = {"key": key, "argv": argv, "env": dict(os.environ), "context": spawn_context}
     sock.settimeout(REPLY_TIMEOUT_S)
     try:
         wire.send_request(sock, request, [0, 1, 2, cwd])
@@ -118,7 +122,11 @@ def _forward_signals(child: int) -> None:
 
 
 def server_env(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k in _SERVER_ENV or k.startswith("LC_")}
+    return {
+        k: v
+        for k, v in env.items()
+        if k in _SERVER_ENV or k.startswith("LC_") or context.server_env_value(k, v)
+    }
 
 
 def start_server(folder: str, key: str) -> bool:
@@ -160,4 +168,7 @@ def log_how_served() -> None:
     if how_served:
         import logging
 
-        logging.getLogger("acp_server.warm").info("%s", how_served)
+        logger = logging.getLogger("acp_server.warm")
+        logger.info("%s", how_served)
+        if spawn_context:
+            logger.debug("the spawn's context: %s", context.describe(spawn_context))

@@ -46,6 +46,8 @@ def warm_zygote() -> None:
     from acp_server.warm.rehearsal import rehearse
 
     rehearse()
+    import acp_server.warm.child  # noqa: F401 - what each fork runs (context, kernel, ctypes)
+
     gc.collect()
     gc.freeze()  # what the rehearsal left, out of the collector's sight as well
 
@@ -126,7 +128,7 @@ class Server:
             wire.send_line(conn, {"refused": str(exc)})
             conn.close()
             return
-        argv, env, fds = request
+        argv, env, fds, spawn_context = request
         try:
             pid = os.fork()
         except OSError as exc:
@@ -138,7 +140,7 @@ class Server:
             from acp_server.warm.child import become
 
             self._leave()
-            become(conn, fds, argv, env)
+            become(conn, fds, argv, env, spawn_context)
         _close(fds)
         self.children[pid] = conn
         logger.info("child %d serves a spawn (%d live)", pid, len(self.children))
@@ -175,8 +177,11 @@ class Server:
                 conn.close()
 
 
-def read_request(conn: socket.socket, key: str) -> tuple[list[str], dict[str, str], list[int]]:
-    """A spawn's argv, environment and descriptors; WireError when it is not served: not
+def read_request(
+    conn: socket.socket, key: str
+) -> tuple[list[str], dict[str, str], list[int], dict[str, Any]]:
+    """A spawn's argv, environment, descriptors and kernel context (`context.gather`; the
+    child takes it or refuses the spawn); WireError when it is not served: not
     this uid (SO_PEERCRED, checked before anything is read), another installation, or a
     malformed request."""
     uid = wire.peer_uid(conn)
@@ -195,7 +200,8 @@ def read_request(conn: socket.socket, key: str) -> tuple[list[str], dict[str, st
         _close(fds)
         raise wire.WireError(problem)
     assert isinstance(argv, list) and isinstance(env, dict)
-    return argv, env, fds
+    spawn_context = request.get("context")
+    return argv, env, fds, spawn_context if isinstance(spawn_context, dict) else {}
 
 
 def _close(fds: list[int]) -> None:

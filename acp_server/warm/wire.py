@@ -1,11 +1,13 @@
 """The warm server's few messages (standard library only).
 
 Client → server, once: a 4-byte big-endian length, then a JSON object (`key`, `argv`,
-`env`), with the client's stdin, stdout, stderr and working folder as SCM_RIGHTS on
-its first bytes. Server or child → client: JSON lines: `{"ok": pid}` (sent by the
-child itself before it reads stdin: only then does a spawn count as served),
-`{"refused": reason}` (the server serves nobody for this request), `{"exit": code}`
-(the child's exit code, from the child as it exits or from the server that reaped it).
+`env`, `context`: the spawn's kernel context, `context.gather`), with the client's
+stdin, stdout, stderr and working folder as SCM_RIGHTS on its first bytes. Server or
+child → client: JSON lines: `{"ok": pid}` (sent by the child itself before it reads
+stdin: only then does a spawn count as served), `{"refused": reason}` (the server, or a
+child that cannot be faithful to the spawn's context, serves nobody for this request),
+`{"exit": code}` (the child's exit code, from the child as it exits or from the server
+that reaped it).
 The client answers `ok` with `go\n`; a child that gets EOF instead (the spawn gave up
 waiting and serves cold) exits without touching stdin.
 """
@@ -141,3 +143,11 @@ def peer_uid(sock: socket.socket) -> int:
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", creds)
     return int(uid)
+
+
+def peer_pid(sock: socket.socket) -> int:
+    """The pid of the process that connected, as this process' pid namespace sees it
+    (SO_PEERCRED; 0 when that process is in no namespace visible from here)."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, _uid, _gid = struct.unpack("3i", creds)
+    return int(pid)
