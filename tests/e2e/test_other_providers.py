@@ -57,9 +57,10 @@ async def start(
     server: FakeOpenAIServer,
     *,
     model: str = MODEL,
+    env_extra: dict[str, str] | None = None,
     **options: object,
 ) -> Agent:
-    env = provider_env(server)
+    env = env_extra or provider_env(server)
     return await start_agent(
         make_agent,
         tmp_path,
@@ -429,3 +430,39 @@ def test_demo_with_another_providers_model_runs_offline(tmp_path: Path) -> None:
     done = run_cli(dirs(tmp_path), ["--demo", "--model", MODEL], api_key=None)
     assert done.code == 0, done.stderr
     assert 'prints "Hello, Ada!"' in done.stdout + done.stderr
+
+
+async def test_an_mcp_tool_is_offered_with_an_acceptable_schema_and_runs(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    from tests.fakes.mcp_server import SCRIPT
+
+    settings = {
+        "mcpServers": {"demo": {"command": sys.executable, "args": [SCRIPT], "trust": True}}
+    }
+    fake_openai.add(
+        tool_reply(ToolCall("mcp_demo_echo", {"text": "back", "times": 2}, id="call_m")),
+        text_reply(["echoed"]),
+    )
+    agent = await start(
+        make_agent,
+        tmp_path,
+        fake_gemini,
+        fake_openai,
+        files={".gemini/settings.json": json.dumps(settings)},
+        env_extra={**provider_env(fake_openai), "ADK_ACP_MCP_PROMPT_WAIT_S": "60"},
+    )
+    assert await agent.prompt("echo it") == {"stopReason": "end_turn"}
+    assert agent.text() == "echoed"
+    first, second = fake_openai.chats()
+    [echo] = [t for t in first.body["tools"] if t["function"]["name"] == "mcp_demo_echo"]
+    parameters = echo["function"]["parameters"]
+    assert parameters["type"] == "object" and "$schema" not in parameters
+    assert set(parameters["properties"]) == {"text", "times"}
+    [answer] = [m for m in second.messages if m["role"] == "tool"]
+    assert answer["tool_call_id"] == "call_m" and "back" in answer["content"]
