@@ -62,6 +62,11 @@ class OpenAICompatGenerator(ContentGenerator):
     def endpoint(self, model: str) -> str:
         return self.provider.base_url
 
+    def prepare(self) -> None:
+        """Build the client now (imports, TLS context): the warm-up calls it."""
+        self._openai()
+        from google.adk.integrations.openai import OpenAILlm  # noqa: F401
+
     def _openai(self) -> Any:
         if self._client is None:
             import httpx
