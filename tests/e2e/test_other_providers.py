@@ -29,6 +29,7 @@ from tests.fakes.openai_server import (
     Reply,
     ToolCall,
     context_too_long,
+    error_reply,
     rate_limited,
     text_reply,
     tool_reply,
@@ -174,6 +175,7 @@ async def test_a_429_with_retry_after_and_a_dropped_stream_are_retried_and_told(
 ) -> None:
     fake_openai.add(
         rate_limited(2),
+        error_reply(500, "The server had an error while processing your request."),
         text_reply(["after the limit"]),
         Reply(text=["The stream ", "broke ", "off"], drop_after=2),
         text_reply(["The stream ", "was retried"]),
@@ -184,6 +186,7 @@ async def test_a_429_with_retry_after_and_a_dropped_stream_are_retried_and_told(
     assert text.endswith("after the limit")
     assert f"The model call failed ({MODEL} at {fake_openai.base_url}: HTTP 429" in text
     assert "attempt 1 of 10" in text
+    assert "HTTP 500 (server error): The server had an error" in text and "attempt 2 of 10" in text
 
     mark = len(agent.updates("agent_message_chunk"))
     assert await agent.prompt("two") == {"stopReason": "end_turn"}
@@ -191,7 +194,7 @@ async def test_a_429_with_retry_after_and_a_dropped_stream_are_retried_and_told(
     assert chunks[0] == "The stream "
     assert "interrupted" in chunks[1]
     assert "".join(chunks[2:]) == "The stream was retried"
-    assert len(fake_openai.chats()) == 4
+    assert len(fake_openai.chats()) == 5
 
 
 async def test_a_context_length_400_ends_the_turn_with_the_servers_reason(
@@ -466,3 +469,52 @@ async def test_an_mcp_tool_is_offered_with_an_acceptable_schema_and_runs(
     assert set(parameters["properties"]) == {"text", "times"}
     [answer] = [m for m in second.messages if m["role"] == "tool"]
     assert answer["tool_call_id"] == "call_m" and "back" in answer["content"]
+
+
+async def test_a_length_finish_is_the_max_tokens_stop_as_on_gemini(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    fake_openai.add(Reply(text=["cut sh"], finish="length"))
+    agent = await start(make_agent, tmp_path, fake_gemini, fake_openai)
+    assert await agent.prompt("long answer please") == {"stopReason": "max_tokens"}
+    assert agent.text().startswith("cut sh")
+
+
+REVIEWER = """---
+name: reviewer
+description: Reviews a file.
+display_name: Reviewer
+tools: [read_file]
+max_turns: 4
+---
+You review code, then call complete_task with a one-line verdict.
+"""
+
+
+async def test_a_subagent_runs_on_the_sessions_provider(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    fake_openai.add(
+        tool_reply(ToolCall("reviewer", {"task": "review a.py"}, id="call_1")),
+        tool_reply(ToolCall("read_file", {"file_path": "a.py"}, id="call_2")),
+        tool_reply(ToolCall("complete_task", {"result": "a.py looks fine"}, id="call_3")),
+        text_reply(["The reviewer says a.py looks fine."]),
+    )
+    files = {"a.py": "x = 1\n", ".gemini/agents/reviewer.md": REVIEWER}
+    agent = await start(make_agent, tmp_path, fake_gemini, fake_openai, files=files)
+    assert await agent.prompt("get a.py reviewed") == {"stopReason": "end_turn"}
+    assert agent.text().endswith("The reviewer says a.py looks fine.")
+    main_first, sub_first, sub_last, main_last = fake_openai.chats()
+    assert sorted(sub_first.tool_names) == ["complete_task", "read_file"]
+    assert sub_first.messages[0]["role"] == "system"
+    assert "You review code" in sub_first.messages[0]["content"]
+    assert {c.model for c in fake_openai.chats()} == {"fake-model"}
+    answer = next(m for m in main_last.messages if m["role"] == "tool")
+    assert answer["tool_call_id"] == "call_1" and "a.py looks fine" in answer["content"]
+    assert fake_gemini.generate_requests == []
