@@ -518,3 +518,25 @@ async def test_a_subagent_runs_on_the_sessions_provider(
     answer = next(m for m in main_last.messages if m["role"] == "tool")
     assert answer["tool_call_id"] == "call_1" and "a.py looks fine" in answer["content"]
     assert fake_gemini.generate_requests == []
+
+
+async def test_loop_detection_nudges_then_stops_a_looping_model_of_the_other_provider(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    same = ToolCall("read_file", {"file_path": "same.txt"})
+    fake_openai.add(*[tool_reply(same) for _ in range(10)], text_reply(["a fresh answer"]))
+    agent = await start(
+        make_agent, tmp_path, fake_gemini, fake_openai, files={"same.txt": "nothing new\n"}
+    )
+    assert await agent.prompt("read same.txt until it changes") == {"stopReason": "end_turn"}
+    chats = fake_openai.chats()
+    assert len(chats) == 10
+    nudge = "System: Potential loop detected. Details: Repeated tool call: read_file"
+    users = [m["content"] for m in chats[5].messages if m["role"] == "user"]
+    assert isinstance(users[-1], str) and users[-1].startswith(nudge)
+    assert "loop" in agent.text() and "read_file" in agent.text()
+    assert await agent.prompt("something else") == {"stopReason": "end_turn"}
+    assert agent.text().endswith("a fresh answer")
