@@ -84,6 +84,9 @@ class ProviderRouter(ContentGenerator):
             self._providers[provider.name] = generator
         return generator
 
+    def context_window(self, model: str) -> int | None:
+        return self.table.context_window(model)
+
     def endpoint(self, model: str) -> str:
         found = self.table.for_model(model)
         if found is not None:

@@ -540,3 +540,38 @@ async def test_loop_detection_nudges_then_stops_a_looping_model_of_the_other_pro
     assert "loop" in agent.text() and "read_file" in agent.text()
     assert await agent.prompt("something else") == {"stopReason": "end_turn"}
     assert agent.text().endswith("a fresh answer")
+
+
+async def test_compression_starts_at_the_providers_context_window(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    """The threshold is half of the declared `contextWindow` (10 000 here): past it, the
+    next prompt first compresses through the provider (summary, verification pass)."""
+    one, two = (" ".join(f"{stem}-{i}" for i in range(30)) for stem in ("one", "two"))
+    fake_openai.add(
+        text_reply(["answer one"]),
+        Reply(text=["answer two"], usage=(6_000, 20)),
+        text_reply(["<state_snapshot>counted</state_snapshot>"]),
+        text_reply(["<state_snapshot>the user counted to two</state_snapshot>"]),
+        text_reply(["answer three"]),
+    )
+    settings = {"modelProviders": {"openai": {"contextWindow": 10_000}}}
+    agent = await start(
+        make_agent,
+        tmp_path,
+        fake_gemini,
+        fake_openai,
+        files={".gemini/settings.json": json.dumps(settings)},
+    )
+    await agent.prompt(one)
+    await agent.prompt(two)
+    assert await agent.prompt("three") == {"stopReason": "end_turn"}
+    assert "Compressed the conversation: about 6,000 →" in agent.text()
+    summary, verify, main = fake_openai.chats()[-3:]
+    assert summary.body.get("stream") is not True and verify.body.get("stream") is not True
+    firsts = [m for m in main.messages if m["role"] != "system"]
+    assert firsts[0]["content"] == "<state_snapshot>the user counted to two</state_snapshot>"
+    assert firsts[-1] == {"role": "user", "content": "three"}

@@ -59,9 +59,12 @@ def test_declared_providers_their_key_models_and_window() -> None:
     assert table.get("bad/name") is None
     assert table.declared_models() == ["ollama/llama3", "vllm/qwen"]
     assert table.for_model("vllm/qwen") == (vllm, "qwen")
-    assert context_window("vllm/qwen") == 32768
-    assert context_window("ollama/llama3") == 65536
+    router = ProviderRouter(None, table)
+    assert router.context_window("vllm/qwen") == 32768
+    assert router.context_window("ollama/llama3") == 65536
+    assert router.context_window("gemini-2.5-pro") is None  # the catalogue's
     assert context_window("gemini-2.5-pro") == 1_048_576
+    assert context_window("ollama/x") == 32768 and context_window("vllm/x") == 128_000
 
 
 def test_a_declared_provider_whose_key_is_missing_is_refused_with_what_to_set() -> None:
