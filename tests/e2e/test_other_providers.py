@@ -101,6 +101,11 @@ async def test_an_answer_streams_with_thoughts_and_usage_from_the_other_provider
     assert {"read_file", "write_file", "run_shell_command"} <= set(chat.tool_names)
     assert "google_web_search" in chat.tool_names  # with a Google key: run by Gemini
 
+    fake_openai.add(text_reply(["Second."]))
+    assert await agent.prompt("and?") == {"stopReason": "end_turn"}
+    history = [(m["role"], m.get("content")) for m in fake_openai.chats()[1].messages[1:]]
+    assert history == [("user", "what?"), ("assistant", "The answer."), ("user", "and?")]
+
 
 async def test_a_tool_call_in_pieces_is_approved_run_and_answered(
     make_agent: MakeAgent,
