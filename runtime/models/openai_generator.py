@@ -125,7 +125,10 @@ class OpenAICompatGenerator(ContentGenerator):
             async for response in self._llm(name).generate_content_async(request, stream=False):
                 final = response
         except Exception as exc:
-            raise as_api_error(exc) from exc
+            converted = as_api_error(exc)
+            if converted is exc:
+                raise
+            raise converted from exc
         assert final is not None
         parts = [
             _thought_or_text(p) for p in (final.content.parts if final.content else None) or []
@@ -150,7 +153,10 @@ class OpenAICompatGenerator(ContentGenerator):
                 if chunk is not None:
                     yield chunk
         except Exception as exc:
-            raise as_api_error(exc) from exc
+            converted = as_api_error(exc)
+            if converted is exc:
+                raise
+            raise converted from exc
         finally:
             await stream.aclose()
 

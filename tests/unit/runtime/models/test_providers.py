@@ -144,3 +144,15 @@ def test_tool_schemas_are_made_acceptable_to_openai_without_losing_a_property() 
     assert fixed["required"] == ["paths"]
     assert openai_schema({"type": "object"}) == {"type": "object", "properties": {}}
     assert openai_schema(None) == {"type": "object", "properties": {}}
+
+
+def test_another_providers_model_needs_no_google_credentials() -> None:
+    from runtime.config import resolve_auth
+    from runtime.errors import AuthRequiredError
+
+    assert resolve_auth({}, model="ollama/qwen").kind == "none"
+    assert resolve_auth({"GEMINI_API_KEY": "k"}, model="ollama/qwen").kind == "api_key"
+    with pytest.raises(AuthRequiredError):
+        resolve_auth({}, model="gemini-2.5-pro")
+    with pytest.raises(AuthRequiredError):
+        resolve_auth({})
