@@ -140,6 +140,10 @@ class ProviderTable:
             url = entry.get("baseUrl")
             key_env = entry.get("apiKeyEnv")
             key_env = key_env if isinstance(key_env, str) and key_env else None
+            if key_env is not None:
+                from runtime.services.secrets import remember_credential_name
+
+                remember_credential_name(key_env)  # never passed on to commands and hooks
             models = entry.get("models")
             found[name] = Provider(
                 name=name,

@@ -156,3 +156,14 @@ def test_another_providers_model_needs_no_google_credentials() -> None:
         resolve_auth({}, model="gemini-2.5-pro")
     with pytest.raises(AuthRequiredError):
         resolve_auth({})
+
+
+def test_a_declared_key_variable_is_kept_out_of_child_processes() -> None:
+    from runtime.services.secrets import child_environment
+
+    base = {"GW_SECRETISH": "abc", "PATH": "/bin"}
+    assert "GW_SECRETISH" in child_environment(base=base)
+    ProviderTable.from_config(
+        {}, {"modelProviders": {"gw": {"baseUrl": "http://gw", "apiKeyEnv": "GW_SECRETISH"}}}
+    )
+    assert child_environment(base=base) == {"PATH": "/bin"}
