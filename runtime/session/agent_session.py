@@ -376,6 +376,11 @@ def startup_notices(spec: SessionSpec, policy: PolicyEngine) -> list[str]:
     if policy.load_errors:
         lines = "\n".join(f"- {p}" for p in policy.load_errors)
         notices.append(f"Some policy rules could not be loaded and are not in force:\n{lines}")
+    if spec.auth is not None and spec.auth.kind == "none":
+        notices.append(
+            "No Google credentials: Google Search (google_web_search) and Gemini models "
+            "(auto routing included) are off; set GEMINI_API_KEY to have them."
+        )
     return notices
 
 

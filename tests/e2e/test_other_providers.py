@@ -289,8 +289,9 @@ def test_p_with_only_an_openai_compatible_endpoint_and_no_google_key(tmp_path: P
     assert done.code == 0, done.stderr
     assert done.stdout.strip() == "Hello there."
     assert [c.model for c in chats] == ["fake-model"]
-    # Google Search grounding is Gemini's: not offered without Google credentials
+    # Google Search grounding is Gemini's: not offered without Google credentials, and said
     assert "google_web_search" not in chats[0].tool_names
+    assert "No Google credentials: Google Search (google_web_search)" in done.stderr
 
 
 def test_p_against_ollama_uses_its_host_and_v1(tmp_path: Path) -> None:
