@@ -79,18 +79,29 @@ def _prepare_generator(
         content_generator_for(auth, record_responses)
     except (AuthRequiredError, ConfigError) as exc:
         logger.debug("no generator prepared: %s", exc)
-    named = model or env.get("GEMINI_MODEL") or ""
-    if env.get("OPENAI_BASE_URL") or env.get("OLLAMA_HOST") or "/" in named:
-        _import_openai()
+    _prepare_providers(env, model or env.get("GEMINI_MODEL") or "")
 
 
-def _import_openai() -> None:
-    """Another provider is configured: its client library and ADK's `OpenAILlm` load
-    now (~1 s of imports), not at the first prompt."""
-    try:
-        import google.adk.integrations.openai  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - installed with adk-acp
-        logger.debug("no openai integration: %s", exc)
+def _prepare_providers(env: dict[str, str], model: str) -> None:
+    """Another provider named by the environment or the model: its client library, ADK's
+    `OpenAILlm` and its client load now (~1 s of imports), not at the first prompt."""
+    from runtime.models.provider_router import provider_generator
+    from runtime.models.providers import OLLAMA, OPENAI, ProviderTable, split_model
+
+    names = {n for n, var in ((OPENAI, "OPENAI_BASE_URL"), (OLLAMA, "OLLAMA_HOST")) if env.get(var)}
+    split = split_model(model)
+    if split is not None:
+        names.add(split[0])
+    table = ProviderTable.from_config(env, {})
+    for name in names:
+        provider = table.get(name)
+        if provider is None or not provider.api_key:
+            continue
+        generator = provider_generator(provider)
+        try:
+            generator.prepare()
+        except ImportError as exc:  # pragma: no cover - installed with adk-acp
+            logger.debug("no openai integration: %s", exc)
 
 
 def warm_up(

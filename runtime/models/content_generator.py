@@ -39,6 +39,11 @@ class ContentGenerator(abc.ABC):
     ) -> AsyncIterator[types.GenerateContentResponse]:
         """An async iterator of response chunks; errors surface on iteration."""
 
+    def context_window(self, model: str) -> int | None:
+        """The input token limit of `model` when this generator knows it (another
+        provider's declared window); None: the catalogue's (`catalog.context_window`)."""
+        return None
+
     def endpoint(self, model: str) -> str:
         """Where calls for `model` go, as the user would recognise it (a URL), for
         messages; empty when there is nothing to name (a script)."""

@@ -12,7 +12,8 @@ aggregator, loop detection, hooks, recording) sees Gemini's shapes:
 - a reasoning delta (`reasoning_content` or `reasoning`, as vLLM, DeepSeek and
   Ollama send it; `OpenAILlm` reads only `content`) → a chunk with one thought part:
   the client's stream marks it as content with `THOUGHT_MARK` for `OpenAILlm` to pass
-  through in order, and it is turned back here;
+  through in order, and it is turned back here; thoughts are left out of the history
+  sent back (`OpenAILlm` would send them as "Thought: …" text);
 - the tool-call argument deltas are `OpenAILlm`'s to gather (by index: parallel calls);
   the calls arrive whole in the last chunk, as Gemini sends them, with the finish
   reason and the usage of the final usage chunk.
@@ -62,6 +63,11 @@ class OpenAICompatGenerator(ContentGenerator):
     def endpoint(self, model: str) -> str:
         return self.provider.base_url
 
+    def prepare(self) -> None:
+        """Build the client now (imports, TLS context): the warm-up calls it."""
+        self._openai()
+        from google.adk.integrations.openai import OpenAILlm  # noqa: F401
+
     def _openai(self) -> Any:
         if self._client is None:
             import httpx
@@ -99,7 +105,7 @@ class OpenAICompatGenerator(ContentGenerator):
             update["thinking_config"] = None
         if update:
             config = config.model_copy(update=update)
-        return LlmRequest(model=name, contents=list(contents), config=config)
+        return LlmRequest(model=name, contents=_without_thoughts(contents), config=config)
 
     def _name(self, model: str) -> str:
         prefix = f"{self.provider.name}/"
@@ -119,7 +125,10 @@ class OpenAICompatGenerator(ContentGenerator):
             async for response in self._llm(name).generate_content_async(request, stream=False):
                 final = response
         except Exception as exc:
-            raise as_api_error(exc) from exc
+            converted = as_api_error(exc)
+            if converted is exc:
+                raise
+            raise converted from exc
         assert final is not None
         parts = [
             _thought_or_text(p) for p in (final.content.parts if final.content else None) or []
@@ -144,7 +153,10 @@ class OpenAICompatGenerator(ContentGenerator):
                 if chunk is not None:
                     yield chunk
         except Exception as exc:
-            raise as_api_error(exc) from exc
+            converted = as_api_error(exc)
+            if converted is exc:
+                raise
+            raise converted from exc
         finally:
             await stream.aclose()
 
@@ -152,6 +164,21 @@ class OpenAICompatGenerator(ContentGenerator):
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+def _without_thoughts(contents: list[types.Content]) -> list[types.Content]:
+    """The history without the model's thoughts: `OpenAILlm` would send them back as
+    "Thought: …" text, and reasoning servers ask not to get their reasoning back."""
+    out = []
+    for content in contents:
+        parts = content.parts or []
+        if any(p.thought for p in parts):
+            kept = [p for p in parts if not p.thought]
+            if not kept:
+                continue
+            content = content.model_copy(update={"parts": kept})
+        out.append(content)
+    return out
 
 
 def _thought_or_text(part: types.Part) -> types.Part:

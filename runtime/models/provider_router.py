@@ -13,16 +13,32 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from runtime.models.content_generator import ContentGenerator
-from runtime.models.providers import ProviderTable, split_model
+from runtime.models.providers import Provider, ProviderTable, split_model
 
 if TYPE_CHECKING:
     from google.genai import types
+
+    from runtime.models.openai_generator import OpenAICompatGenerator
 
 NO_GOOGLE_CREDENTIALS = (
     "{model} is a Gemini model, and no Google credentials are set: set GEMINI_API_KEY "
     "(or sign in with `adk-acp --login`), or choose another provider's model "
     "(openai/NAME, ollama/NAME)."
 )
+
+
+_clients: dict[Provider, OpenAICompatGenerator] = {}
+"""One generator (one `openai` client, its connections) per provider per process, as for
+Gemini's client; the warm-up makes those the environment names."""
+
+
+def provider_generator(provider: Provider) -> OpenAICompatGenerator:
+    generator = _clients.get(provider)
+    if generator is None:
+        from runtime.models.openai_generator import OpenAICompatGenerator
+
+        generator = _clients[provider] = OpenAICompatGenerator(provider)
+    return generator
 
 
 def _refusal(message: str) -> Exception:
@@ -64,11 +80,12 @@ class ProviderRouter(ContentGenerator):
                     f"{model} needs an API key: set {provider.api_key_env or 'its key'} "
                     f"for {provider.base_url}."
                 )
-            from runtime.models.openai_generator import OpenAICompatGenerator
-
-            generator = OpenAICompatGenerator(provider)
+            generator = provider_generator(provider)
             self._providers[provider.name] = generator
         return generator
+
+    def context_window(self, model: str) -> int | None:
+        return self.table.context_window(model)
 
     def endpoint(self, model: str) -> str:
         found = self.table.for_model(model)
@@ -101,8 +118,5 @@ class ProviderRouter(ContentGenerator):
             yield chunk
 
     async def aclose(self) -> None:
-        for generator in self._providers.values():
-            await generator.aclose()
+        """The clients are the process's (shared, as Gemini's): nothing of them closes here."""
         self._providers.clear()
-        if self.gemini is not None:
-            await self.gemini.aclose()

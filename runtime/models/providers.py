@@ -31,13 +31,12 @@ OLLAMA_CONTEXT_WINDOW = 32_768
 one (`contextWindow`) so that compression starts in time."""
 
 SETTINGS_KEY = "modelProviders"
-_windows: dict[str, int] = {}
-"""The context window of each provider named so far in this process (by the latest
-settings read): usage and compression read it through `catalog.context_window`."""
 
 
 def provider_window(name: str) -> int:
-    return _windows.get(name, OLLAMA_CONTEXT_WINDOW if name == OLLAMA else OPENAI_CONTEXT_WINDOW)
+    """A provider's window when its declaration is not at hand (the session's generator
+    knows the declared one: `ContentGenerator.context_window`)."""
+    return OLLAMA_CONTEXT_WINDOW if name == OLLAMA else OPENAI_CONTEXT_WINDOW
 
 
 _GEMINI_PREFIXES = ("models", "tunedModels", "projects", "publishers")
@@ -141,6 +140,10 @@ class ProviderTable:
             url = entry.get("baseUrl")
             key_env = entry.get("apiKeyEnv")
             key_env = key_env if isinstance(key_env, str) and key_env else None
+            if key_env is not None:
+                from runtime.services.secrets import remember_credential_name
+
+                remember_credential_name(key_env)  # never passed on to commands and hooks
             models = entry.get("models")
             found[name] = Provider(
                 name=name,
@@ -158,6 +161,4 @@ class ProviderTable:
                 else (),
                 ollama=base.ollama if base else False,
             )
-        for provider in found.values():
-            _windows[provider.name] = provider.context_window
         return cls(tuple(found.values()))

@@ -71,5 +71,8 @@ class RecordingContentGenerator(ContentGenerator):
     def endpoint(self, model: str) -> str:
         return self._inner.endpoint(model)
 
+    def context_window(self, model: str) -> int | None:
+        return self._inner.context_window(model)
+
     async def aclose(self) -> None:
         await self._inner.aclose()

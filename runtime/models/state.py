@@ -37,6 +37,9 @@ class ModelState:
     """The editor's model choice (id, name) when other providers are reachable (empty:
     Gemini's catalogue), `runtime.models.model_list`; `discovery` asks their servers."""
     discovery: asyncio.Task[None] | None = None
+    window: Callable[[str], int | None] = lambda _model: None
+    """The session's generator's context window of a model (another provider's declared
+    one), else None: `context_window` falls back to the catalogue."""
     fallback_models: tuple[str, ...] = ()
     """The settings' `model.fallbackModels`: the fallback chain after the session's model
     (any provider's models), instead of Gemini CLI's built-in chains."""
@@ -47,6 +50,13 @@ class ModelState:
     def __post_init__(self) -> None:
         if self.router is None:
             self.router = ModelRouterService.standard(availability=self.availability)
+
+    def context_window(self, model: str) -> int:
+        """The input token limit of `model`: its provider's declared window, else the
+        catalogue's (usage updates and compression's threshold read it)."""
+        from runtime.models.catalog import context_window
+
+        return self.window(model) or context_window(model)
 
     @property
     def auto_routing(self) -> bool:

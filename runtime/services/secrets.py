@@ -53,9 +53,24 @@ _SECRET_SHAPES = re.compile(
 )
 
 
+_named_credentials: set[str] = set()
+"""Variables the settings name as holding a key (`modelProviders.*.apiKeyEnv`), whatever
+their name looks like; only ever added to (more is kept out of children, never less)."""
+
+
+def remember_credential_name(name: str) -> None:
+    """`name` holds a credential (a model provider's key): kept out of child processes."""
+    _named_credentials.add(name.upper())
+
+
 def is_credential_name(name: str) -> bool:
     """Whether an environment variable's name says it holds a credential."""
-    return name.upper() in _SECRET_NAMES or _SECRET_NAME.search(name) is not None
+    upper = name.upper()
+    return (
+        upper in _SECRET_NAMES
+        or upper in _named_credentials
+        or _SECRET_NAME.search(name) is not None
+    )
 
 
 def looks_secret(value: str) -> bool:

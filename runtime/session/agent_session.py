@@ -299,13 +299,12 @@ class AgentSession:
 
     async def maybe_compress(self) -> None:
         """Compress before a prompt when the last one used `threshold` of the window."""
-        from runtime.models.catalog import context_window
         from runtime.services.compression import CompressionError, compression_threshold
 
         if self.recorder is None:
             return
         tokens = self.last_prompt_tokens()
-        limit = compression_threshold(self.config.settings) * context_window(
+        limit = compression_threshold(self.config.settings) * self.model_state.context_window(
             self.model_state.default_model
         )
         if tokens < limit:
@@ -386,6 +385,11 @@ def startup_notices(spec: SessionSpec, policy: PolicyEngine) -> list[str]:
         notices.append(
             f"The {sandbox.mode} sandbox cannot run here: {problem}. Commands run without "
             "a sandbox, and are asked for as without one."
+        )
+    if spec.auth is not None and spec.auth.kind == "none":
+        notices.append(
+            "No Google credentials: Google Search (google_web_search) and Gemini models "
+            "(auto routing included) are off; set GEMINI_API_KEY to have them."
         )
     return notices
 

@@ -63,6 +63,7 @@ def build_model_state(
         on_model_announced=link.announce_model,
         abort_event=link.abort_event,
         fallback_models=fallback_models(spec.config.settings),
+        window=generator.context_window,
     )
 
 

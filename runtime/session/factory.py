@@ -216,6 +216,7 @@ def _protocol(
         on_new_prompt=[model_state.new_prompt, *([mcp.flush_notices] if mcp else ())],
         control=control,
         hooks=hooks,
+        context_window=model_state.context_window,
     )
 
 

@@ -98,3 +98,18 @@ async def test_the_editor_gets_a_notice_per_retry_and_one_error(
     assert [int(m["n"]) for m in RETRY.finditer(text)] == list(range(1, 10))
     assert "gave up after 10 attempts" in str(failed.value)
     assert url in str(failed.value)
+
+
+def test_p_with_ollama_unreachable_says_the_same_for_its_endpoint(tmp_path: Path) -> None:
+    d = dirs(tmp_path)
+    host = closed_port_url()
+    env = {**SCALE, "OLLAMA_HOST": host}
+    done = run_cli(d, ["-p", "hello", "--model", "ollama/qwen2.5-coder"], api_key=None, env=env)
+    assert done.code == 1, done.stderr
+    retries = [m.groupdict() for m in RETRY.finditer(done.stderr)]
+    assert [int(r["n"]) for r in retries] == list(range(1, 10))
+    assert {r["where"] for r in retries} == {f"ollama/qwen2.5-coder at {host}/v1"}
+    assert {r["what"] for r in retries} == {"connection refused"}
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("[ERROR] The model could not be reached (ollama/qwen2.5-coder")
+    assert "Traceback" not in done.stderr

@@ -29,6 +29,7 @@ from tests.fakes.openai_server import (
     Reply,
     ToolCall,
     context_too_long,
+    error_reply,
     rate_limited,
     text_reply,
     tool_reply,
@@ -57,9 +58,10 @@ async def start(
     server: FakeOpenAIServer,
     *,
     model: str = MODEL,
+    env_extra: dict[str, str] | None = None,
     **options: object,
 ) -> Agent:
-    env = provider_env(server)
+    env = env_extra or provider_env(server)
     return await start_agent(
         make_agent,
         tmp_path,
@@ -98,6 +100,11 @@ async def test_an_answer_streams_with_thoughts_and_usage_from_the_other_provider
     assert chat.messages[-1] == {"role": "user", "content": "what?"}
     assert {"read_file", "write_file", "run_shell_command"} <= set(chat.tool_names)
     assert "google_web_search" in chat.tool_names  # with a Google key: run by Gemini
+
+    fake_openai.add(text_reply(["Second."]))
+    assert await agent.prompt("and?") == {"stopReason": "end_turn"}
+    history = [(m["role"], m.get("content")) for m in fake_openai.chats()[1].messages[1:]]
+    assert history == [("user", "what?"), ("assistant", "The answer."), ("user", "and?")]
 
 
 async def test_a_tool_call_in_pieces_is_approved_run_and_answered(
@@ -173,6 +180,7 @@ async def test_a_429_with_retry_after_and_a_dropped_stream_are_retried_and_told(
 ) -> None:
     fake_openai.add(
         rate_limited(2),
+        error_reply(500, "The server had an error while processing your request."),
         text_reply(["after the limit"]),
         Reply(text=["The stream ", "broke ", "off"], drop_after=2),
         text_reply(["The stream ", "was retried"]),
@@ -183,6 +191,7 @@ async def test_a_429_with_retry_after_and_a_dropped_stream_are_retried_and_told(
     assert text.endswith("after the limit")
     assert f"The model call failed ({MODEL} at {fake_openai.base_url}: HTTP 429" in text
     assert "attempt 1 of 10" in text
+    assert "HTTP 500 (server error): The server had an error" in text and "attempt 2 of 10" in text
 
     mark = len(agent.updates("agent_message_chunk"))
     assert await agent.prompt("two") == {"stopReason": "end_turn"}
@@ -190,7 +199,7 @@ async def test_a_429_with_retry_after_and_a_dropped_stream_are_retried_and_told(
     assert chunks[0] == "The stream "
     assert "interrupted" in chunks[1]
     assert "".join(chunks[2:]) == "The stream was retried"
-    assert len(fake_openai.chats()) == 4
+    assert len(fake_openai.chats()) == 5
 
 
 async def test_a_context_length_400_ends_the_turn_with_the_servers_reason(
@@ -280,8 +289,9 @@ def test_p_with_only_an_openai_compatible_endpoint_and_no_google_key(tmp_path: P
     assert done.code == 0, done.stderr
     assert done.stdout.strip() == "Hello there."
     assert [c.model for c in chats] == ["fake-model"]
-    # Google Search grounding is Gemini's: not offered without Google credentials
+    # Google Search grounding is Gemini's: not offered without Google credentials, and said
     assert "google_web_search" not in chats[0].tool_names
+    assert "No Google credentials: Google Search (google_web_search)" in done.stderr
 
 
 def test_p_against_ollama_uses_its_host_and_v1(tmp_path: Path) -> None:
@@ -429,3 +439,145 @@ def test_demo_with_another_providers_model_runs_offline(tmp_path: Path) -> None:
     done = run_cli(dirs(tmp_path), ["--demo", "--model", MODEL], api_key=None)
     assert done.code == 0, done.stderr
     assert 'prints "Hello, Ada!"' in done.stdout + done.stderr
+
+
+async def test_an_mcp_tool_is_offered_with_an_acceptable_schema_and_runs(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    from tests.fakes.mcp_server import SCRIPT
+
+    settings = {
+        "mcpServers": {"demo": {"command": sys.executable, "args": [SCRIPT], "trust": True}}
+    }
+    fake_openai.add(
+        tool_reply(ToolCall("mcp_demo_echo", {"text": "back", "times": 2}, id="call_m")),
+        text_reply(["echoed"]),
+    )
+    agent = await start(
+        make_agent,
+        tmp_path,
+        fake_gemini,
+        fake_openai,
+        files={".gemini/settings.json": json.dumps(settings)},
+        env_extra={**provider_env(fake_openai), "ADK_ACP_MCP_PROMPT_WAIT_S": "60"},
+    )
+    assert await agent.prompt("echo it") == {"stopReason": "end_turn"}
+    assert agent.text() == "echoed"
+    first, second = fake_openai.chats()
+    [echo] = [t for t in first.body["tools"] if t["function"]["name"] == "mcp_demo_echo"]
+    parameters = echo["function"]["parameters"]
+    assert parameters["type"] == "object" and "$schema" not in parameters
+    assert set(parameters["properties"]) == {"text", "times"}
+    [answer] = [m for m in second.messages if m["role"] == "tool"]
+    assert answer["tool_call_id"] == "call_m" and "back" in answer["content"]
+
+
+async def test_a_length_finish_is_the_max_tokens_stop_as_on_gemini(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    fake_openai.add(Reply(text=["cut sh"], finish="length"))
+    agent = await start(make_agent, tmp_path, fake_gemini, fake_openai)
+    assert await agent.prompt("long answer please") == {"stopReason": "max_tokens"}
+    assert agent.text().startswith("cut sh")
+
+
+REVIEWER = """---
+name: reviewer
+description: Reviews a file.
+display_name: Reviewer
+tools: [read_file]
+max_turns: 4
+---
+You review code, then call complete_task with a one-line verdict.
+"""
+
+
+async def test_a_subagent_runs_on_the_sessions_provider(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    fake_openai.add(
+        tool_reply(ToolCall("reviewer", {"task": "review a.py"}, id="call_1")),
+        tool_reply(ToolCall("read_file", {"file_path": "a.py"}, id="call_2")),
+        tool_reply(ToolCall("complete_task", {"result": "a.py looks fine"}, id="call_3")),
+        text_reply(["The reviewer says a.py looks fine."]),
+    )
+    files = {"a.py": "x = 1\n", ".gemini/agents/reviewer.md": REVIEWER}
+    agent = await start(make_agent, tmp_path, fake_gemini, fake_openai, files=files)
+    assert await agent.prompt("get a.py reviewed") == {"stopReason": "end_turn"}
+    assert agent.text().endswith("The reviewer says a.py looks fine.")
+    main_first, sub_first, sub_last, main_last = fake_openai.chats()
+    assert sorted(sub_first.tool_names) == ["complete_task", "read_file"]
+    assert sub_first.messages[0]["role"] == "system"
+    assert "You review code" in sub_first.messages[0]["content"]
+    assert {c.model for c in fake_openai.chats()} == {"fake-model"}
+    answer = next(m for m in main_last.messages if m["role"] == "tool")
+    assert answer["tool_call_id"] == "call_1" and "a.py looks fine" in answer["content"]
+    assert fake_gemini.generate_requests == []
+
+
+async def test_loop_detection_nudges_then_stops_a_looping_model_of_the_other_provider(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    same = ToolCall("read_file", {"file_path": "same.txt"})
+    fake_openai.add(*[tool_reply(same) for _ in range(10)], text_reply(["a fresh answer"]))
+    agent = await start(
+        make_agent, tmp_path, fake_gemini, fake_openai, files={"same.txt": "nothing new\n"}
+    )
+    assert await agent.prompt("read same.txt until it changes") == {"stopReason": "end_turn"}
+    chats = fake_openai.chats()
+    assert len(chats) == 10
+    nudge = "System: Potential loop detected. Details: Repeated tool call: read_file"
+    users = [m["content"] for m in chats[5].messages if m["role"] == "user"]
+    assert isinstance(users[-1], str) and users[-1].startswith(nudge)
+    assert "loop" in agent.text() and "read_file" in agent.text()
+    assert await agent.prompt("something else") == {"stopReason": "end_turn"}
+    assert agent.text().endswith("a fresh answer")
+
+
+async def test_compression_starts_at_the_providers_context_window(
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    fake_openai: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    """The threshold is half of the declared `contextWindow` (10 000 here): past it, the
+    next prompt first compresses through the provider (summary, verification pass)."""
+    one, two = (" ".join(f"{stem}-{i}" for i in range(30)) for stem in ("one", "two"))
+    fake_openai.add(
+        text_reply(["answer one"]),
+        Reply(text=["answer two"], usage=(6_000, 20)),
+        text_reply(["<state_snapshot>counted</state_snapshot>"]),
+        text_reply(["<state_snapshot>the user counted to two</state_snapshot>"]),
+        text_reply(["answer three"]),
+    )
+    settings = {"modelProviders": {"openai": {"contextWindow": 10_000}}}
+    agent = await start(
+        make_agent,
+        tmp_path,
+        fake_gemini,
+        fake_openai,
+        files={".gemini/settings.json": json.dumps(settings)},
+    )
+    await agent.prompt(one)
+    await agent.prompt(two)
+    assert await agent.prompt("three") == {"stopReason": "end_turn"}
+    assert "Compressed the conversation: about 6,000 →" in agent.text()
+    summary, verify, main = fake_openai.chats()[-3:]
+    assert summary.body.get("stream") is not True and verify.body.get("stream") is not True
+    firsts = [m for m in main.messages if m["role"] != "system"]
+    assert firsts[0]["content"] == "<state_snapshot>the user counted to two</state_snapshot>"
+    assert firsts[-1] == {"role": "user", "content": "three"}

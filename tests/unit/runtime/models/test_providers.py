@@ -59,9 +59,12 @@ def test_declared_providers_their_key_models_and_window() -> None:
     assert table.get("bad/name") is None
     assert table.declared_models() == ["ollama/llama3", "vllm/qwen"]
     assert table.for_model("vllm/qwen") == (vllm, "qwen")
-    assert context_window("vllm/qwen") == 32768
-    assert context_window("ollama/llama3") == 65536
+    router = ProviderRouter(None, table)
+    assert router.context_window("vllm/qwen") == 32768
+    assert router.context_window("ollama/llama3") == 65536
+    assert router.context_window("gemini-2.5-pro") is None  # the catalogue's
     assert context_window("gemini-2.5-pro") == 1_048_576
+    assert context_window("ollama/x") == 32768 and context_window("vllm/x") == 128_000
 
 
 def test_a_declared_provider_whose_key_is_missing_is_refused_with_what_to_set() -> None:
@@ -141,3 +144,26 @@ def test_tool_schemas_are_made_acceptable_to_openai_without_losing_a_property() 
     assert fixed["required"] == ["paths"]
     assert openai_schema({"type": "object"}) == {"type": "object", "properties": {}}
     assert openai_schema(None) == {"type": "object", "properties": {}}
+
+
+def test_another_providers_model_needs_no_google_credentials() -> None:
+    from runtime.config import resolve_auth
+    from runtime.errors import AuthRequiredError
+
+    assert resolve_auth({}, model="ollama/qwen").kind == "none"
+    assert resolve_auth({"GEMINI_API_KEY": "k"}, model="ollama/qwen").kind == "api_key"
+    with pytest.raises(AuthRequiredError):
+        resolve_auth({}, model="gemini-2.5-pro")
+    with pytest.raises(AuthRequiredError):
+        resolve_auth({})
+
+
+def test_a_declared_key_variable_is_kept_out_of_child_processes() -> None:
+    from runtime.services.secrets import child_environment
+
+    base = {"GW_SECRETISH": "abc", "PATH": "/bin"}
+    assert "GW_SECRETISH" in child_environment(base=base)
+    ProviderTable.from_config(
+        {}, {"modelProviders": {"gw": {"baseUrl": "http://gw", "apiKeyEnv": "GW_SECRETISH"}}}
+    )
+    assert child_environment(base=base) == {"PATH": "/bin"}
