@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import TYPE_CHECKING, Any
 
 from acp_server import schema
@@ -18,8 +20,24 @@ async def prompt(state: ServerState, params: schema.PromptRequest) -> schema.Pro
     """One turn; a lone text block naming a slash command runs the command instead. Its
     spans' parent is the trace context in `_meta` (`tracing.py`)."""
     session = state.session(params.session_id)
-    with turn_span(state.options.env, params.field_meta, params.session_id):
-        return await _turn(session, params)
+    try:
+        with turn_span(state.options.env, params.field_meta, params.session_id):
+            return await _turn(session, params)
+    finally:
+        _start_warm_server_after_answer()
+
+
+ANSWER_SENT_S = 0.05
+"""Time for the prompt's answer to be written before the warm server is started."""
+
+
+def _start_warm_server_after_answer() -> None:
+    """A cold spawn that found no warm server starts one once its first prompt is answered
+    (`acp_server/warm/client.py`), so its own first answer never shares the CPU with the
+    server's warm-up."""
+    warm = sys.modules.get("acp_server.warm.client")
+    if warm is not None and warm.pending() is not None:
+        asyncio.get_running_loop().call_later(ANSWER_SENT_S, warm.start_pending)
 
 
 async def _turn(session: AcpSession, params: schema.PromptRequest) -> schema.PromptResponse:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.processes import GATE_LINE, gated, register_group, unregister_group
 from runtime.protocol import now_iso
 from runtime.services.secrets import child_environment
 
@@ -257,8 +258,10 @@ class HookRunner:
             **hook.env,
         }
         try:
-            process = await asyncio.create_subprocess_shell(
-                hook.command,
+            process = await asyncio.create_subprocess_exec(
+                # behind a gate on its stdin: it runs once its group is registered, so
+                # a killed agent never leaves it running (runtime/processes.py)
+                *gated(["/bin/sh", "-c", hook.command], keep_stdin=True),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -268,9 +271,10 @@ class HookRunner:
             )
         except OSError as exc:
             return self._failed(event, hook, f"could not start ({exc})")
+        register_group(process.pid)
         try:
             stdout, stderr = await asyncio.wait_for(
-                process.communicate(json.dumps(data, default=str).encode()),
+                process.communicate(GATE_LINE + json.dumps(data, default=str).encode()),
                 timeout=hook.timeout_ms / 1000,
             )
         except TimeoutError:
@@ -279,6 +283,8 @@ class HookRunner:
         except asyncio.CancelledError:
             await _kill(process)
             raise
+        finally:
+            unregister_group(process.pid)
         code = process.returncode if process.returncode is not None else -1
         if code in (126, 127):  # the shell could not find or run the command: no decision
             detail = stderr.decode(errors="replace").strip().splitlines()

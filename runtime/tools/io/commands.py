@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.host import TERMINAL_STOP_WAIT_S, Host, TerminalExit, TerminalRequest, stop_terminal
-from runtime.processes import register_group, unregister_group
+from runtime.processes import Gate, gated, unregister_group
 from runtime.protocol import DisplayContent, DisplayTerminal
 from runtime.services.secrets import child_environment
 from runtime.tools.io.process_group import group_alive, live_group_members, terminate_group
@@ -251,20 +251,23 @@ class CommandRunner:
     ) -> CommandResult:
         loop = asyncio.get_running_loop()
         buffer = _TailBuffer(output_limit)
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Collector(buffer),
-            self._local_shell,
-            "-c",
-            command,
-            cwd=str(cwd),
-            env={**child_environment(self._env_allowlist), **NO_PAGER_ENV},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        pid = transport.get_pid()
-        register_group(pid)  # killed at agent exit if anything of it is still alive
+        gate = Gate()  # the command runs only once its group is registered
+        try:
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _Collector(buffer),
+                *gated([self._local_shell, "-c", command]),
+                cwd=str(cwd),
+                env={**child_environment(self._env_allowlist), **NO_PAGER_ENV},
+                stdin=gate.stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            gate.started()
+            pid = transport.get_pid()
+            gate.open(pid)  # killed at agent exit if anything of it is still alive
+        finally:
+            gate.close()
         finished = False
         try:
             if on_output is not None:
@@ -338,29 +341,38 @@ class CommandRunner:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         # A short-lived launcher backgrounds the command and prints its pid, so no
         # process object of ours is left waiting for it.
-        launcher = 'setsid "$0" -c "$1" >"$2" 2>&1 </dev/null & echo $!'
-        if shutil.which("setsid") is None:
-            launcher = '"$0" -c "$1" >"$2" 2>&1 </dev/null & echo $!'
-        proc = await asyncio.create_subprocess_exec(
-            self._local_shell,
-            "-c",
-            launcher,
-            self._local_shell,
-            command,
-            str(log_path),
-            cwd=str(cwd),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        out, err = await proc.communicate()
-        text = out.decode(errors="replace").strip()
-        if proc.returncode != 0 or not text.isdigit():
-            raise OSError(
-                f"could not start the background command: {err.decode(errors='replace').strip()}"
+        # The command waits behind a gate (on the launcher's stdin, kept as fd 3 for
+        # it: an `&` command's own stdin is /dev/null) until its group is registered.
+        gate = Gate()
+        gated_command = '"$3" -c "$4" "$3" "$0" -c "$1" <&3 3<&- >"$2" 2>&1 & echo $!'
+        if shutil.which("setsid") is not None:
+            gated_command = "setsid " + gated_command
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                self._local_shell,
+                "-c",
+                "exec 3<&0; " + gated_command,
+                self._local_shell,
+                command,
+                str(log_path),
+                *gated([])[:3:2],  # "$3" "$4": the gate's shell and its script
+                cwd=str(cwd),
+                stdin=gate.stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
             )
-        register_group(int(text))
+            gate.started()
+            out, err = await proc.communicate()
+            text = out.decode(errors="replace").strip()
+            if proc.returncode != 0 or not text.isdigit():
+                raise OSError(
+                    "could not start the background command: "
+                    + err.decode(errors="replace").strip()
+                )
+            gate.open(int(text))
+        finally:
+            gate.close()
         return BackgroundProcess(pid=int(text), log_path=log_path)
 
 
