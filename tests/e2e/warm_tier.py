@@ -80,6 +80,21 @@ def apply(changes: dict[str, str | None]) -> dict[str, str | None]:
     return before
 
 
+def ready_zygote(timeout_s: float = 240.0) -> None:
+    """Start this test process' zygote if none runs (as a cold spawn does after its first
+    answer) and wait until it serves: the next spawn is served warm."""
+    from acp_server.warm import client
+
+    assert os.environ.get("XDG_RUNTIME_DIR") == str(runtime()), "not a warm e2e test"
+    folder, key = place.folder(os.environ), place.install_key()
+    client.start_server(folder, key)
+    deadline = time.monotonic() + timeout_s
+    while not place.ready(folder, key):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no warm server in {folder} within {timeout_s} s")
+        time.sleep(0.05)
+
+
 def zygotes(path: Path) -> list[int]:
     """The pids of the live warm servers in runtime folder `path`."""
     folder = path / "adk-acp"
