@@ -2,7 +2,8 @@
 
 Every test process (a pytest-xdist worker, or a plain run) gets a private 0700 runtime
 folder, given to its agents as `XDG_RUNTIME_DIR` while an e2e test runs; the first
-spawn there starts the zygote (cold), the later ones are forked from it. Workers never
+spawn there serves cold and starts the zygote once it has answered its first prompt (or
+as it exits; `ready_zygote` starts it at once), the later ones are forked from it. Workers never
 share or stop each other's zygote. It is stopped at the end of the session, and, should
 the test process be killed, by a watcher (`worker_children.on_death`: the zygote runs
 detached, so it does not die with us). A test (or module) marked `cold` keeps
