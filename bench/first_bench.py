@@ -308,19 +308,23 @@ def _first_spawn(who: Contender, root: Path, tag: str) -> FirstSpawn:
 def measure_first_spawn(box: Sandbox, samples: int) -> tuple[list[Metric], list[str]]:
     """The first spawn with the warm server on (none runs yet: it is served cold and starts
     the server) beside a `--no-warm` spawn (`ADK_ACP_NO_WARM=1`), interleaved: spawn →
-    first chunk and → answer of a prompt sent at once, then a second prompt at once.
-    Each sample's server is stopped before the next sample."""
+    first chunk and → answer of a prompt sent at once, then a second prompt at once (the
+    server starts once the spawn is idle: after these). Each sample's server is stopped
+    before the next spawn."""
     cold = adk_contender(box, room="spawn-cold")
     scripts = box.root / "spawn-scripts"
     scripts.mkdir(exist_ok=True)
     cold_runs: list[FirstSpawn] = []
     warm_runs: list[FirstSpawn] = []
-    for i in range(samples):
-        cold_runs.append(_first_spawn(cold, scripts, f"c{i}"))
+    for i in range(samples):  # interleaved, each first in turn
         first = adk_first_spawn_contender(box, box.root / f"r{i}", room="spawn-warm")
-        run = _first_spawn(first, scripts, f"w{i}")
-        run.started_server = stop_servers(first)
-        warm_runs.append(run)
+        for side in ("cold", "warm") if i % 2 == 0 else ("warm", "cold"):
+            if side == "cold":
+                cold_runs.append(_first_spawn(cold, scripts, f"c{i}"))
+                continue
+            run = _first_spawn(first, scripts, f"w{i}")
+            run.started_server = stop_servers(first)
+            warm_runs.append(run)
     base = "--no-warm"
     started = sum(r.started_server for r in warm_runs)
     rows = [
@@ -350,7 +354,7 @@ def measure_first_spawn(box: Sandbox, samples: int) -> tuple[list[Metric], list[
             cold_runs,
             base,
             "first_spawn_next",
-            "first spawn, warm on: 2nd prompt at once → 1st chunk (server warming up)",
+            "first spawn, warm on: 2nd prompt at once → 1st chunk",
             "next_chunk",
         ),
     ]

@@ -57,7 +57,7 @@ def serve_warm(argv: list[str]) -> int | None:
     except OSError:
         sock.close()
         global _pending
-        _pending = (folder, key)  # started once this spawn has answered its first prompt
+        _pending = (folder, key)  # started once this spawn has answered and is idle
         how_served = "cold: no warm server; one starts after this spawn's first answer"
         return None
     try:
@@ -133,9 +133,10 @@ def pending() -> tuple[str, str] | None:
 
 
 def start_pending() -> None:
-    """Start the server this cold spawn found missing, now that it has answered its first
-    prompt (or is exiting): its own first answer never shares the CPU with the server's
-    warm-up. Once; nothing for a spawn that was served warm or opted out."""
+    """Start the server this cold spawn found missing, now that it has answered a prompt
+    and is idle (`handlers/prompt.py`), or is exiting: its own first answer never shares
+    the CPU with the server's warm-up. Once; nothing for a spawn that was served warm or
+    opted out."""
     global _pending
     if _pending is not None:
         folder, key = _pending

@@ -13,6 +13,7 @@ a word (killed by a signal), and exits after `ADK_ACP_WARM_IDLE_S` with no child
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import gc
 import logging
@@ -264,6 +265,14 @@ def _drop_lock(fd: int) -> None:
     os.close(fd)
 
 
+def _log_to(path: str) -> None:
+    """This server's stdout and stderr: its log, emptied (it holds the lock)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
 def _stop(*_: Any) -> None:
     raise SystemExit(0)
 
@@ -285,23 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     if lock_fd is None:
         logger.info("another server holds %s", place.lock_path(folder, key))
         return 0
+    atexit.register(_drop_lock, lock_fd)  # the server's exit only: children `os._exit`
     if detach:
         _log_to(os.path.join(folder, f"{key}.log"))
-    try:
-        return _serve(folder, key, lock_fd)
-    finally:
-        _drop_lock(lock_fd)
-
-
-def _log_to(path: str) -> None:
-    """This server's stdout and stderr: its log, emptied (it holds the lock)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-
-
-def _serve(folder: str, key: str, lock_fd: int) -> int:
     swept = place.sweep(folder, key)
     if swept:
         logger.info("removed what servers of other installations left: %s", swept)
