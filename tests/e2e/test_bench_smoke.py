@@ -283,6 +283,7 @@ def test_first_spawn_group_beside_no_warm(box: common.Sandbox) -> None:
     assert all(m.baseline_name == "--no-warm" for m in metrics)
     assert all(_is_figure(v) for m in metrics for v in (*m.samples, *m.baseline))
     assert "started the warm server in 1/1 samples" in metrics[0].note
+    assert "its --no-warm pair" in metrics[0].note
     assert place.servers(str(box.root / "r0" / "adk-acp")) == {}
     assert "baseline (--no-warm)" in bench.render_tables(metrics)
 

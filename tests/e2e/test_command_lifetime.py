@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from acp_server.warm import place
 from tests.e2e import warm_tier
 from tests.e2e.tools_harness import Agent, MakeAgent, start_agent, wait_until
 from tests.fakes.gemini_server import FakeGeminiServer, function_call_response
@@ -74,9 +75,16 @@ class _KillOnSight:
 
 
 async def _agent(
-    make_agent: MakeAgent, tmp_path: Path, fake: FakeGeminiServer, served: str
+    make_agent: MakeAgent,
+    tmp_path: Path,
+    fake: FakeGeminiServer,
+    served: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> tuple[Agent, int]:
-    if served == "warm":
+    if served == "warm":  # this worker's zygote, even when the tier runs cold
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(warm_tier.runtime()))
+        monkeypatch.delenv(place.NO_WARM_ENV, raising=False)
+        monkeypatch.setenv(place.IDLE_ENV, warm_tier.IDLE_S)
         warm_tier.ready_zygote()
     agent = await start_agent(make_agent, tmp_path, fake, {}, args=["--approval-mode", "yolo"])
     if served == "warm":
@@ -106,12 +114,13 @@ async def test_a_command_killed_with_its_agent_from_its_first_instant(
     tmp_path: Path,
     served: str,
     background: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     token = str(uuid.uuid4().int % 10**9)
     command, marker = _command(tmp_path, token)
     args = {"command": command, "is_background": True} if background else {"command": command}
     fake_gemini.add(function_call_response("run_shell_command", args))
-    agent, spawn = await _agent(make_agent, tmp_path, fake_gemini, served)
+    agent, spawn = await _agent(make_agent, tmp_path, fake_gemini, served, monkeypatch)
     killer = _KillOnSight(marker, spawn)
     try:
         agent.client.start_prompt(agent.session_id, "run it")
@@ -124,12 +133,16 @@ async def test_a_command_killed_with_its_agent_from_its_first_instant(
 
 @pytest.mark.parametrize("served", SERVED)
 async def test_a_command_announced_but_not_started_never_runs_after_the_kill(
-    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path, served: str
+    make_agent: MakeAgent,
+    fake_gemini: FakeGeminiServer,
+    tmp_path: Path,
+    served: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     token = str(uuid.uuid4().int % 10**9)
     command, marker = _command(tmp_path, token)
     fake_gemini.add(function_call_response("run_shell_command", {"command": command}))
-    agent, spawn = await _agent(make_agent, tmp_path, fake_gemini, served)
+    agent, spawn = await _agent(make_agent, tmp_path, fake_gemini, served, monkeypatch)
     client = agent.client
     client.start_prompt(agent.session_id, "run it")
     await client.wait_for_update(
