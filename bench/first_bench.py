@@ -368,7 +368,43 @@ def measure_first_spawn(box: Sandbox, samples: int) -> tuple[list[Metric], list[
             "next_chunk",
         ),
     ]
-    return rows, []
+    looked = _serve_warm_cost(adk_first_spawn_contender(box, box.root / "r-look"), samples)
+    notes = [
+        f"what a warm-on spawn does more than a --no-warm one before serving cold (no server: "
+        f"the folder, the installation key, a connect): {looked * 1000:.1f} ms "
+        f"(median of {samples} fresh processes)"
+    ]
+    return rows, notes
+
+
+_LOOK = """
+import sys, time
+started = time.perf_counter()
+from acp_server.warm import client
+served = client.serve_warm([])
+sys.stdout.write(f"{time.perf_counter() - started} {served}")
+"""
+
+
+def _serve_warm_cost(who: Contender, samples: int) -> float:
+    """Median seconds `serve_warm` takes in a fresh process when no server runs."""
+    import subprocess
+
+    costs = []
+    for _ in range(samples):
+        out = subprocess.run(
+            [sys.executable, "-c", _LOOK],
+            env=who.env,
+            cwd=who.workspace,
+            capture_output=True,
+            text=True,
+            timeout=PROMPT_TIMEOUT_S,
+            check=True,
+        ).stdout.split()
+        if out[1:] != ["None"]:
+            raise RuntimeError(f"serve_warm did not serve cold: {out}")
+        costs.append(float(out[0]))
+    return statistics.median(costs)
 
 
 # ---------------------------------------------------------------- where the time goes

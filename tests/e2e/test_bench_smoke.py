@@ -277,7 +277,7 @@ def test_first_spawn_group_beside_no_warm(box: common.Sandbox) -> None:
     from acp_server.warm import place
     from bench import first_bench
 
-    metrics, _ = first_bench.measure_first_spawn(box, samples=1)
+    metrics, notes = first_bench.measure_first_spawn(box, samples=1)
     keys = ["first_spawn_chunk", "first_spawn_chunk_paired", "first_spawn_answered"]
     assert [m.key for m in metrics] == [*keys, "first_spawn_next"]
     assert all(m.baseline_name == "--no-warm" for m in metrics)
@@ -285,6 +285,7 @@ def test_first_spawn_group_beside_no_warm(box: common.Sandbox) -> None:
     assert "started the warm server in 1/1 samples" in metrics[0].note
     paired = metrics[1]
     assert (paired.unit, paired.target, paired.baseline) == ("x", 1.05, [])
+    assert "before serving cold" in notes[0]
     assert place.servers(str(box.root / "r0" / "adk-acp")) == {}
     assert "baseline (--no-warm)" in bench.render_tables(metrics)
 
