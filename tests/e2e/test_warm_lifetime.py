@@ -208,7 +208,8 @@ async def test_the_idle_clock_runs_from_the_last_child_exit(
     ended = time.monotonic()
     server.wait(timeout=120)
     lived = time.monotonic() - ended
-    assert lived > 3.5, f"the server exited {lived:.1f} s after its last child (idle: 5 s)"
+    # ~5 s (minus how late we saw the spawn exit); it used to be ~0.1 s
+    assert lived > 2.0, f"the server exited {lived:.1f} s after its last child (idle: 5 s)"
     assert server.returncode == 0
     assert Path(place.lock_path(folder, key)).read_text() == ""
     assert place.server_pid(folder, key) is None
