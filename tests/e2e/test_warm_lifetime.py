@@ -4,7 +4,7 @@
   server, which serves the next spawn (another TMPDIR again). They run in a mount
   namespace of their own (`unshare`), with fresh, empty /tmp and /run/user, so the
   per-user folder they share is the test's own: never a real user's server, nor this
-  worker's zygote.
+  worker's zygote (where the system forbids the namespace, in this user's real folder).
 - The idle clock runs from the last child's exit; a server whose socket is removed or
   replaced exits at once; its lock holds no pid once it has exited (nor one a SIGKILLed
   server left, once a spawn looked); `adk-acp warm status|stop` sees and stops it.
@@ -38,18 +38,20 @@ REPO = Path(__file__).parents[2]
 SPAWNS = 50
 
 # Runs inside the mount namespace (its /tmp and /run/user empty tmpfs): starts SPAWNS
-# spawns at once, each in its own TMPDIR, each answering `initialize` and closing; then
-# counts the warm servers of this namespace; one more spawn; stops the server; prints
-# what it saw as one JSON line.
+# spawns at once, each in its own TMPDIR under BASE, each answering `initialize` and
+# closing; then counts the warm servers of this namespace and folder; one more spawn;
+# stops the server; prints what it saw as one JSON line.
 _DRIVER = r"""
 import json, os, signal, subprocess, sys, time
 from acp_server.warm import place
 
-spawns = int(sys.argv[1])
+spawns, base = int(sys.argv[1]), sys.argv[2]
 me = os.readlink("/proc/self/ns/mnt")
-home = "/tmp/home"
+home = os.path.join(base, "home")
 os.makedirs(home)
 env = {"PATH": os.environ["PATH"], "HOME": home, place.IDLE_ENV: "120"}
+folder = place.folder(env)
+key = place.install_key()
 init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": 1, "clientCapabilities": {}}}
 line = (json.dumps(init) + "\n").encode()
@@ -63,12 +65,13 @@ def servers():
             ns = os.readlink(f"/proc/{pid}/ns/mnt")
         except OSError:
             continue
-        if b"-m\0acp_server.warm.server\0" in cmd and ns == me and state != "Z":
+        ours = b"-m\0acp_server.warm.server\0" in cmd and folder.encode() in cmd
+        if ours and ns == me and state != "Z":
             found.append(int(pid))
     return sorted(found)
 
 def spawn(i):
-    tmp = f"/tmp/t{i}"
+    tmp = os.path.join(base, f"t{i}")
     os.makedirs(tmp)
     return subprocess.Popen(
         [sys.executable, "-m", "acp_server.cli"], env={**env, "TMPDIR": tmp}, cwd=home,
@@ -82,8 +85,6 @@ for p in procs:
     answers += b'"result"' in out
     if p.returncode != 0:
         errors.append(err.decode(errors="replace")[-500:])
-folder = place.folder(env)
-key = place.install_key()
 print("spawns done", time.monotonic() - started, file=sys.stderr, flush=True)
 deadline = time.monotonic() + 240
 while (len(servers()) > 1 or not place.ready(folder, key)) and time.monotonic() < deadline:
@@ -123,16 +124,33 @@ def _namespace_argv() -> list[str]:
         *as_root,
         "/bin/sh",
         "-c",
-        f'{mounts} && exec "$0" -c "$1" "$2"',
+        f'{mounts} && exec "$0" -c "$1" "$2" "$3"',
         sys.executable,
         _DRIVER,
         str(SPAWNS),
+        "/tmp",
     ]
 
 
-def test_fifty_spawns_with_fifty_tmpdirs_leave_one_server() -> None:
+def _namespaces_allowed() -> bool:
+    unshare = shutil.which("unshare")
+    as_root = [] if os.getuid() == 0 else ["--map-root-user"]
+    if unshare is None:
+        return False
+    probe = [unshare, "--mount", *as_root, "true"]
+    return subprocess.run(probe, capture_output=True, timeout=60, check=False).returncode == 0
+
+
+def test_fifty_spawns_with_fifty_tmpdirs_leave_one_server(tmp_path: Path) -> None:
+    """In a private mount namespace where the system allows one; else (a container that
+    forbids it) in this user's real folder, whose server of this checkout it stops."""
+    if _namespaces_allowed():
+        argv, folder = _namespace_argv(), "/tmp/adk-acp-0"  # root inside (or mapped)
+    else:
+        argv = [sys.executable, "-c", _DRIVER, str(SPAWNS), str(tmp_path)]
+        folder = place.folder({"PATH": os.environ["PATH"]})
     run = subprocess.run(
-        _namespace_argv(),
+        argv,
         cwd=REPO,
         env={"PATH": os.environ["PATH"]},
         capture_output=True,
@@ -142,8 +160,7 @@ def test_fifty_spawns_with_fifty_tmpdirs_leave_one_server() -> None:
     assert run.returncode == 0, run.stderr.decode(errors="replace")[-3000:]
     seen = json.loads(run.stdout.decode().strip().splitlines()[-1])
     assert seen["answers"] == SPAWNS and not seen["errors"], seen["errors"][:3]
-    uid = 0  # inside the namespace (root, or root mapped)
-    assert seen["folder"] == f"/tmp/adk-acp-{uid}"  # not any of the fifty TMPDIRs
+    assert seen["folder"] == folder  # not any of the fifty TMPDIRs
     assert len(seen["servers"]) == 1, f"servers after {SPAWNS} spawns: {seen['servers']}"
     assert seen["holder"] == seen["servers"][0]
     assert any(f"of the warm server {seen['holder']}" in line for line in seen["late"]), seen
