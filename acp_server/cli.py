@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from typing import IO, Any, NoReturn
 
 TRACE_ENV = "ADK_ACP_TRACE_FILE"
-WARM_HELP = "serve cold: neither use nor start the warm per-user server (or ADK_ACP_NO_WARM=1)"
+WARM_HELP = (
+    "serve cold: neither use nor start the warm per-user server (or ADK_ACP_NO_WARM=1); "
+    "`adk-acp warm status` / `adk-acp warm stop` show or stop this user's servers"
+)
 EXIT_GRACE_S = 0.8
 
 
@@ -196,6 +199,9 @@ def _warm_up(flags: Any) -> None:
         from runtime.warmup import warm_up
 
         warm_up(dict(os.environ), flags.fake_responses, flags.record_responses, flags.model)
+        from runtime.processes import start_watchdog
+
+        start_watchdog()  # up before the first command (which waits for it otherwise)
     except Exception:  # noqa: BLE001 - warm-up is an optimisation; a failure must not stop the agent
         import logging
 
@@ -233,6 +239,8 @@ def _exit_now(code: int) -> NoReturn:
     sys.stderr.flush()
     for hook in exit_hooks:
         hook(code)
+    if (warm := sys.modules.get("acp_server.warm.client")) is not None:
+        warm.start_pending()  # a cold spawn that never answered a prompt: for the next
     os._exit(code)
 
 
@@ -326,6 +334,10 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] in (["serve"], ["connect"]):
         return _remote(argv)
+    if argv[:1] == ["warm"]:  # see or stop this user's warm servers
+        from acp_server.warm.manage import main as warm_main
+
+        return warm_main(argv[1:])
     if "--login" in argv:
         return _login()
     from runtime.adk.compat import use_httpx_for_genai

@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -94,6 +95,34 @@ def adk_warm_contender(box: Sandbox, room: str = "first") -> Contender:
     env = {k: v for k, v in cold.env.items() if k != "ADK_ACP_NO_WARM"}
     env["XDG_RUNTIME_DIR"] = str(runtime)
     return dataclasses.replace(cold, name="adk-acp (warm server)", env=env)
+
+
+def adk_first_spawn_contender(box: Sandbox, runtime: Path, room: str = "spawn") -> Contender:
+    """adk-acp with the warm server on, in runtime folder `runtime` where none runs yet:
+    its spawn is a first spawn (served cold; it starts the server, which the caller
+    stops: `stop_servers`)."""
+    cold = adk_contender(box, room=room)
+    runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+    env = {k: v for k, v in cold.env.items() if k != "ADK_ACP_NO_WARM"}
+    env["XDG_RUNTIME_DIR"] = str(runtime)
+    return dataclasses.replace(cold, name="adk-acp (first spawn, warm on)", env=env)
+
+
+def stop_servers(who: Contender, appear_s: float = 30.0) -> bool:
+    """Wait (up to `appear_s`) for the server `who`'s spawn started, then stop it and wait
+    until it is gone; whether one had started."""
+    from acp_server.warm import place
+
+    folder = place.folder(who.env)
+    deadline = time.monotonic() + appear_s
+    while not (found := place.servers(folder)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in found.values():
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    while place.servers(folder) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return bool(found)
 
 
 @contextmanager

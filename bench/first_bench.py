@@ -41,10 +41,12 @@ from bench.contenders import (
     EDITED_FILE,
     Contender,
     adk_contender,
+    adk_first_spawn_contender,
     adk_warm_contender,
     gemini_contender,
     install_gemini_cli,
     peer_metric,
+    stop_servers,
     warm_server,
     write_script,
 )
@@ -274,6 +276,135 @@ def tree_rss_mb(pid: int) -> tuple[float, int]:
         except OSError:
             continue
     return total / 1024, len(tree)
+
+
+# ---------------------------------------------------------------- the first spawn (issue 32.4)
+
+
+@dataclass
+class FirstSpawn:
+    """A fresh process driven at once, as in `A` (seconds)."""
+
+    first_chunk: float = 0.0  # spawn → the first prompt's first chunk
+    answered: float = 0.0  # spawn → the first prompt answered
+    next_chunk: float = 0.0  # a second prompt sent at once: prompt → first chunk
+    started_server: bool = False
+
+
+def _first_spawn(who: Contender, root: Path, tag: str) -> FirstSpawn:
+    run = FirstSpawn()
+    with _spawn(who, root, f"s-{tag}.jsonl", _text_script(6)) as agent:
+        session, _ = _at_once(agent, FirstRun(), who.workspace)
+        turn = agent.prompt(session, "hello", timeout=PROMPT_TIMEOUT_S)
+        if turn.stop_reason != "end_turn" or turn.first_chunk is None:
+            raise RuntimeError(f"first spawn: ended with {turn.response}")
+        run.first_chunk = turn.first_chunk - agent.spawned_at
+        run.answered = turn.sent + turn.to_end - agent.spawned_at
+        run.next_chunk = agent.prompt(session, "again", timeout=PROMPT_TIMEOUT_S).to_first_chunk
+        agent.close()
+    return run
+
+
+def measure_first_spawn(box: Sandbox, samples: int) -> tuple[list[Metric], list[str]]:
+    """The first spawn with the warm server on (none runs yet: it is served cold and starts
+    the server) beside a `--no-warm` spawn (`ADK_ACP_NO_WARM=1`), interleaved: spawn →
+    first chunk and → answer of a prompt sent at once, then a second prompt at once (the
+    server starts once the spawn is idle: after these). Each sample's server is stopped
+    before the next spawn."""
+    cold = adk_contender(box, room="spawn-cold")
+    scripts = box.root / "spawn-scripts"
+    scripts.mkdir(exist_ok=True)
+    cold_runs: list[FirstSpawn] = []
+    warm_runs: list[FirstSpawn] = []
+    for i in range(samples):  # interleaved, each first in turn
+        first = adk_first_spawn_contender(box, box.root / f"r{i}", room="spawn-warm")
+        for side in ("cold", "warm") if i % 2 == 0 else ("warm", "cold"):
+            if side == "cold":
+                cold_runs.append(_first_spawn(cold, scripts, f"c{i}"))
+                continue
+            run = _first_spawn(first, scripts, f"w{i}")
+            run.started_server = stop_servers(first)
+            warm_runs.append(run)
+    base = "--no-warm"
+    started = sum(r.started_server for r in warm_runs)
+    paired = [w.first_chunk / c.first_chunk for w, c in zip(warm_runs, cold_runs, strict=True)]
+    rows = [
+        peer_metric(
+            warm_runs,
+            cold_runs,
+            base,
+            "first_spawn_chunk",
+            "first spawn, warm on: spawn → 1st chunk, prompt at once",
+            "first_chunk",
+            target=1.05,
+            ratio_target=True,
+            note=f"it started the warm server in {started}/{len(warm_runs)} samples",
+        ),
+        Metric(
+            "first_spawn_chunk_paired",
+            "first spawn, warm on ÷ its --no-warm pair: spawn → 1st chunk",
+            "x",
+            paired,
+            target=1.05,
+            note="each sample's own ratio (both spawns of a pair see the same load)",
+            baseline_name=base,
+        ),
+        peer_metric(
+            warm_runs,
+            cold_runs,
+            base,
+            "first_spawn_answered",
+            "first spawn, warm on: spawn → prompt answered",
+            "answered",
+            target=1.05,
+            ratio_target=True,
+        ),
+        peer_metric(
+            warm_runs,
+            cold_runs,
+            base,
+            "first_spawn_next",
+            "first spawn, warm on: 2nd prompt at once → 1st chunk",
+            "next_chunk",
+        ),
+    ]
+    looked = _serve_warm_cost(adk_first_spawn_contender(box, box.root / "r-look"), samples)
+    notes = [
+        f"what a warm-on spawn does more than a --no-warm one before serving cold (no server: "
+        f"the folder, the installation key, a connect): {looked * 1000:.1f} ms "
+        f"(median of {samples} fresh processes)"
+    ]
+    return rows, notes
+
+
+_LOOK = """
+import sys, time
+started = time.perf_counter()
+from acp_server.warm import client
+served = client.serve_warm([])
+sys.stdout.write(f"{time.perf_counter() - started} {served}")
+"""
+
+
+def _serve_warm_cost(who: Contender, samples: int) -> float:
+    """Median seconds `serve_warm` takes in a fresh process when no server runs."""
+    import subprocess
+
+    costs = []
+    for _ in range(samples):
+        out = subprocess.run(
+            [sys.executable, "-c", _LOOK],
+            env=who.env,
+            cwd=who.workspace,
+            capture_output=True,
+            text=True,
+            timeout=PROMPT_TIMEOUT_S,
+            check=True,
+        ).stdout.split()
+        if out[1:] != ["None"]:
+            raise RuntimeError(f"serve_warm did not serve cold: {out}")
+        costs.append(float(out[0]))
+    return statistics.median(costs)
 
 
 # ---------------------------------------------------------------- where the time goes

@@ -42,7 +42,11 @@ so read ratios and medians, never single numbers. Groups (`--only`):
   permission sent at once, `session/load` of a 20-prompt session right after
   `initialize` and the next prompt's first chunk, warm prompt → first chunk, RSS once
   the first prompt is answered; `--runs` samples of each (Gemini CLI beside with
-  `--peer gemini`), plus an import-time profile of such a start.
+  `--peer gemini`), plus an import-time profile of such a start;
+- `firstspawn` — the first spawn with the warm server on (issue 32.4): none runs yet,
+  so the spawn serves cold and starts the server; its spawn → first chunk and → answer
+  of a prompt sent at once, and a second prompt's first chunk, beside a `--no-warm`
+  spawn of the same run (the baseline), interleaved; each sample's server stopped.
 
 The `adk-acp` runs are hermetic: a temporary HOME and workspace, no credentials
 except the fake server's, `--fake-responses` scripts written here.
@@ -101,6 +105,7 @@ GROUPS = (
     "user",
     "first",
     "sandbox",
+    "firstspawn",
 )
 
 
@@ -747,6 +752,12 @@ def run(
             from bench.sandbox_bench import measure_sandbox
 
             metrics += measure_sandbox(runs)
+        if "firstspawn" in groups:
+            from bench.first_bench import measure_first_spawn
+
+            found, found_notes = measure_first_spawn(box, max(2, runs))
+            metrics += found
+            notes += found_notes
     return metrics, notes
 
 

@@ -5,7 +5,8 @@ hands over stdin, stdout, stderr, the working folder, argv, the environment and 
 kernel attached to it (`context.gather`: the child takes it or refuses), and waits:
 signals are forwarded to the child, the child's exit code becomes this process' own.
 It returns None when this spawn must serve cold (no server: one is started for the
-next spawns; refused; the folder not safe), with `how_served` saying why.
+next spawns once this one has answered its first prompt; refused; the folder not
+safe), with `how_served` saying why.
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ def serve_warm(argv: list[str]) -> int | None:
         sock.connect(place.socket_path(folder, key))
     except OSError:
         sock.close()
-        started = start_server(folder, key)
-        how_served = "cold: no warm server" + ("; starting one" if started else "")
+        global _pending
+        _pending = (folder, key)  # started once this spawn has answered and is idle
+        how_served = "cold: no warm server; one starts after this spawn's first answer"
         return None
     try:
         return _served(sock, key, argv)
@@ -129,37 +131,59 @@ def server_env(env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
+_pending: tuple[str, str] | None = None
+"""(folder, key) of the server this cold spawn starts after its first answer."""
+
+
+def pending() -> tuple[str, str] | None:
+    """(folder, key) of the server this spawn will start, if any."""
+    return _pending
+
+
+def start_pending() -> None:
+    """Start the server this cold spawn found missing, now that it has answered a prompt
+    and is idle (`handlers/prompt.py`), or is exiting: its own first answer never shares
+    the CPU with the server's warm-up. Once; nothing for a spawn that was served warm or
+    opted out."""
+    global _pending
+    if _pending is not None:
+        folder, key = _pending
+        _pending = None
+        start_server(folder, key)
+
+
 def start_server(folder: str, key: str) -> bool:
     """Start this installation's server, detached, unless one holds the lock already.
 
-    Call before any thread starts (it forks). The server lowers its own priority while
-    it warms up, so this cold spawn keeps the CPU."""
+    Safe with threads (no fork of this process: a `subprocess` starts the server,
+    which detaches itself); returns once the server's first process is started."""
     import fcntl
+    import subprocess
+    import threading
 
-    fd = os.open(place.lock_path(folder, key), os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(place.lock_path(folder, key), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.ftruncate(fd, 0)  # no server: a pid left by a killed one goes
     except OSError:
         return False  # a server runs or is warming up
     finally:
         os.close(fd)  # released: the server takes it for itself
-    argv = [sys.executable, "-P", "-m", "acp_server.warm.server", folder]
-    env = server_env(os.environ)
-    log = os.path.join(folder, f"{key}.log")
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the middle process, gone at once
-        try:
-            os.setsid()
-            if os.fork() == 0:
-                null = os.open(os.devnull, os.O_RDWR)
-                out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                os.dup2(null, 0)
-                os.dup2(out, 1)
-                os.dup2(out, 2)
-                os.execve(sys.executable, argv, env)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+    argv = [sys.executable, "-P", "-m", "acp_server.warm.server", "--detach", folder]
+    try:
+        first = subprocess.Popen(  # its log: `<key>.log`, opened once it holds the lock
+            argv,
+            env=server_env(os.environ),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            start_new_session=True,  # out of this spawn's group and session
+        )
+    except OSError:
+        return False
+    # It forks the server and exits at once: reaped here, so it leaves no zombie.
+    threading.Thread(target=first.wait, name="warm-start", daemon=True).start()
     return True
 
 

@@ -1,9 +1,11 @@
 """Where the warm server lives and which installation it serves (standard library only).
 
 The folder: `$XDG_RUNTIME_DIR/adk-acp` when that is a folder of ours, else
-`<temp dir>/adk-acp-<uid>`; created 0700 and refused (no warm server) unless it is
-ours with no access for others. In it, per installation key: `<key>.sock` (the 0600
-socket) and `<key>.lock` (held by the server for its life; it holds the server's pid).
+`/run/user/<uid>/adk-acp` when systemd made that folder, else `/tmp/adk-acp-<uid>`
+(never `$TMPDIR`); created 0700 and refused (no warm server) unless it is ours with no
+access for others. In it, per installation key: `<key>.sock` (the 0600 socket),
+`<key>.lock` (flock'ed by the server for its life; it holds the server's pid while the
+server runs, and is emptied as it exits) and `<key>.log`.
 The key is the version, the interpreter and the stat of every installed source file:
 a new version, another checkout or an edited install never reaches an old server.
 """
@@ -41,22 +43,25 @@ def wanted(argv: list[str], env: Mapping[str, str]) -> bool:
 
 
 def folder(env: Mapping[str, str]) -> str:
-    """The per-user folder (created 0700 if missing); PlaceError if it is not safe."""
+    """The per-user folder (created 0700 if missing); PlaceError if it is not safe.
+
+    It depends on the user and `XDG_RUNTIME_DIR` only, never on `TMPDIR`: one server
+    per user and installation, whatever temporary folder each spawn is given."""
     uid = os.getuid()
     runtime = env.get("XDG_RUNTIME_DIR", "")
-    if runtime and os.path.isabs(runtime) and _owned_dir(runtime, uid):
+    if runtime and os.path.isabs(runtime) and _private_dir(runtime, uid):
         path = os.path.join(runtime, "adk-acp")
+    elif _private_dir(f"{RUN_USER}/{uid}", uid):
+        path = f"{RUN_USER}/{uid}/adk-acp"
     else:
-        import tempfile
-
-        path = os.path.join(tempfile.gettempdir(), f"adk-acp-{uid}")
+        path = os.path.join(FALLBACK_ROOT, f"adk-acp-{uid}")
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
     except OSError as exc:
         raise PlaceError(f"cannot create {path}: {exc}") from exc
-    st = os.lstat(path)
+    st = os.lstat(path)  # not followed: a symbolic link planted there is refused
     import stat
 
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077:
@@ -64,14 +69,23 @@ def folder(env: Mapping[str, str]) -> str:
     return path
 
 
-def _owned_dir(path: str, uid: int) -> bool:
+RUN_USER = "/run/user"
+"""systemd's per-user runtime folders (`/run/user/<uid>`), used when XDG_RUNTIME_DIR is
+not set but the folder is there."""
+FALLBACK_ROOT = "/tmp"
+"""Without a runtime folder: `/tmp/adk-acp-<uid>` (not `$TMPDIR`, which may differ for
+every spawn; /tmp's sticky bit keeps others from replacing our folder)."""
+
+
+def _private_dir(path: str, uid: int) -> bool:
+    """A folder of `uid` that nobody else may write into."""
     try:
         st = os.stat(path)
     except OSError:
         return False
     import stat
 
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == uid
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o022
 
 
 def install_key() -> str:
@@ -114,17 +128,50 @@ def lock_path(place: str, key: str) -> str:
 
 
 def server_pid(place: str, key: str) -> int | None:
-    """The pid of this key's live server, from its lock file (None: no server)."""
+    """The pid of this key's live server: the process that holds its lock now (None: no
+    server). A pid left in the file by a killed server is never returned."""
+    path = lock_path(place, key)
     try:
-        with open(lock_path(place, key), encoding="ascii") as f:
+        st = os.stat(path)
+        with open(path, encoding="ascii") as f:
             text = f.read().strip()
-        if not text.isdigit():
-            return None
+    except OSError:
+        return None
+    if not text.isdigit() or int(text) not in lock_holders(st.st_dev, st.st_ino):
+        return None
+    try:
         with open(f"/proc/{text}/cmdline", "rb") as f:
             alive = b"acp_server.warm.server" in f.read()
     except OSError:
         return None
     return int(text) if alive else None
+
+
+def lock_holders(dev: int, ino: int) -> set[int]:
+    """The pids holding a flock on the file (device, inode), from /proc/locks."""
+    want = f"{os.major(dev):02x}:{os.minor(dev):02x}:{ino}"
+    holders = set()
+    try:
+        with open("/proc/locks", encoding="ascii") as f:
+            for line in f:
+                fields = line.split()
+                if "->" in fields:  # a waiter, not a holder
+                    continue
+                if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == want:
+                    holders.add(int(fields[4]))
+    except (OSError, ValueError):
+        return set()
+    return holders
+
+
+def servers(place: str) -> dict[str, int]:
+    """The live servers in this folder: installation key → pid."""
+    try:
+        names = os.listdir(place)
+    except OSError:
+        return {}
+    keys = sorted(n.removesuffix(".lock") for n in names if n.endswith(".lock"))
+    return {key: pid for key in keys if (pid := server_pid(place, key)) is not None}
 
 
 def idle_s(env: Mapping[str, str]) -> float:

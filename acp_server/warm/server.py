@@ -13,6 +13,7 @@ a word (killed by a signal), and exits after `ADK_ACP_WARM_IDLE_S` with no child
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import gc
 import logging
@@ -32,6 +33,10 @@ logger = logging.getLogger("acp_server.warm.server")  # also when run as __main_
 HANDSHAKE_TIMEOUT_S = 5.0
 STALE_CHECK_S = 60.0
 """With no child, how often the server checks that its installation is still the same."""
+SOCKET_CHECK_S = 1.0
+"""How often the server checks that its socket is still there and its own."""
+LOCK_TRIES_S = 0.5
+"""How long a new server retries the lock (a spawn checking it holds it for an instant)."""
 
 
 def warm_zygote() -> None:
@@ -72,7 +77,10 @@ class Server:
     ) -> None:
         self.listener = listener
         self.path = path
-        self.inode = os.stat(path).st_ino
+        st = os.stat(path)
+        self.inode = (st.st_dev, st.st_ino)
+        self.idle_since = time.monotonic()
+        """When the last child exited (or the server started): the idle clock's start."""
         self.key = key
         self.idle_s = idle_s
         self.lock_fd = lock_fd
@@ -87,30 +95,42 @@ class Server:
         self.selector.register(self.wake_r, selectors.EVENT_READ, "reap")
 
     def run(self) -> None:
-        """Serve until idle for `idle_s`, or (with no child) the installation changed."""
-        idle_since = time.monotonic()
+        """Serve until idle for `idle_s` after the last child's exit; exit at once when
+        the socket is removed or replaced; with no child, also when the installation
+        changed."""
+        self.idle_since = time.monotonic()
+        next_stale = self.idle_since + STALE_CHECK_S
         while True:
-            left = idle_since + self.idle_s - time.monotonic()
-            timeout = None if self.children else max(0.0, min(left, STALE_CHECK_S))
+            timeout = SOCKET_CHECK_S
+            if not self.children:
+                left = self.idle_since + self.idle_s - time.monotonic()
+                timeout = max(0.0, min(left, timeout))
             for ready, _ in self.selector.select(timeout):
                 if ready.data == "accept":
                     self._accept()
                 else:
                     self._reap()
+            now = time.monotonic()
+            if not self.socket_is_ours():
+                logger.info("the socket was removed or replaced: exiting")
+                return
             if self.children:
-                idle_since = time.monotonic()
-            elif time.monotonic() - idle_since >= self.idle_s:
+                continue
+            if now - self.idle_since >= self.idle_s:
                 logger.info("no child for %.0f s: exiting", self.idle_s)
                 return
-            elif place.install_key() != self.key or not self._socket_is_ours():
-                logger.info("the installation has changed, or the socket is gone: exiting")
-                return
+            if now >= next_stale:
+                next_stale = now + STALE_CHECK_S
+                if place.install_key() != self.key:
+                    logger.info("the installation has changed: exiting")
+                    return
 
-    def _socket_is_ours(self) -> bool:
+    def socket_is_ours(self) -> bool:
         try:
-            return os.stat(self.path).st_ino == self.inode
+            st = os.stat(self.path)
         except OSError:
             return False
+        return (st.st_dev, st.st_ino) == self.inode
 
     def _accept(self) -> None:
         try:
@@ -170,6 +190,7 @@ class Server:
             if pid == 0:
                 return
             conn = self.children.pop(pid, None)
+            self.idle_since = time.monotonic()
             code = os.waitstatus_to_exitcode(status)
             logger.info("child %d exited (%d); %d live", pid, code, len(self.children))
             if conn is not None:
@@ -226,15 +247,36 @@ def _listen(path: str) -> socket.socket:
 
 
 def _take_lock(folder: str, key: str) -> int | None:
-    fd = os.open(place.lock_path(folder, key), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
+    """The lock, with this pid in it (emptied by `_drop_lock`); None when another server
+    holds it."""
+    fd = os.open(place.lock_path(folder, key), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    deadline = time.monotonic() + LOCK_TRIES_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.02)
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd
+
+
+def _drop_lock(fd: int) -> None:
+    """Empty the lock (no pid of a dead process left in it), then release it."""
+    os.ftruncate(fd, 0)
+    os.close(fd)
+
+
+def _log_to(path: str) -> None:
+    """This server's stdout and stderr: its log, emptied (it holds the lock)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
 
 
 def _stop(*_: Any) -> None:
@@ -243,6 +285,11 @@ def _stop(*_: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    detach = args[:1] == ["--detach"]
+    if detach:  # started by a spawn: detach from it (its child exits at once)
+        args = args[1:]
+        if os.fork():
+            os._exit(0)
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -253,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     if lock_fd is None:
         logger.info("another server holds %s", place.lock_path(folder, key))
         return 0
+    atexit.register(_drop_lock, lock_fd)  # the server's exit only: children `os._exit`
+    if detach:
+        _log_to(os.path.join(folder, f"{key}.log"))
     swept = place.sweep(folder, key)
     if swept:
         logger.info("removed what servers of other installations left: %s", swept)
@@ -265,16 +315,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     path = place.socket_path(folder, key)
     listener = _listen(path)
-    inode = os.stat(path).st_ino
+    server = Server(listener, path, key, place.idle_s(os.environ), lock_fd)
     logger.info("ready in %.2f s: %s", time.monotonic() - started, path)
     try:
-        Server(listener, path, key, place.idle_s(os.environ), lock_fd).run()
+        server.run()
     finally:
-        try:
-            if os.stat(path).st_ino == inode:  # not a newer server's socket
+        if server.socket_is_ours():  # not a newer server's socket
+            try:
                 os.unlink(path)
-        except OSError:
-            pass  # gone already
+            except OSError:
+                pass  # gone already
     return 0
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.processes import GATE_LINE, gated, register_group, unregister_group
 from runtime.protocol import now_iso
 from runtime.services.secrets import child_environment
 from runtime.tools.io.sandbox import Sandbox
@@ -265,7 +266,9 @@ class HookRunner:
             argv = self.sandbox.wrap(argv, self._cwd)
         try:
             process = await asyncio.create_subprocess_exec(
-                *argv,
+                # behind a gate on its stdin: it runs once its group is registered, so
+                # a killed agent never leaves it running (runtime/processes.py)
+                *gated(argv, keep_stdin=True),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -275,9 +278,10 @@ class HookRunner:
             )
         except OSError as exc:
             return self._failed(event, hook, f"could not start ({exc})")
+        register_group(process.pid)
         try:
             stdout, stderr = await asyncio.wait_for(
-                process.communicate(json.dumps(data, default=str).encode()),
+                process.communicate(GATE_LINE + json.dumps(data, default=str).encode()),
                 timeout=hook.timeout_ms / 1000,
             )
         except TimeoutError:
@@ -286,6 +290,8 @@ class HookRunner:
         except asyncio.CancelledError:
             await _kill(process)
             raise
+        finally:
+            unregister_group(process.pid)
         code = process.returncode if process.returncode is not None else -1
         if code in (126, 127):  # the shell could not find or run the command: no decision
             detail = stderr.decode(errors="replace").strip().splitlines()

@@ -271,6 +271,25 @@ def test_first_group_beside_a_stand_in_peer(box: common.Sandbox, stand_in_peer: 
     assert "spawn → 1st chunk, prompt sent at once" in bench.render_tables(metrics)
 
 
+def test_first_spawn_group_beside_no_warm(box: common.Sandbox) -> None:
+    """Issue 32.4's rows: the first spawn with the warm server on (it starts the server,
+    stopped after) beside a `--no-warm` spawn; no server is left."""
+    from acp_server.warm import place
+    from bench import first_bench
+
+    metrics, notes = first_bench.measure_first_spawn(box, samples=1)
+    keys = ["first_spawn_chunk", "first_spawn_chunk_paired", "first_spawn_answered"]
+    assert [m.key for m in metrics] == [*keys, "first_spawn_next"]
+    assert all(m.baseline_name == "--no-warm" for m in metrics)
+    assert all(_is_figure(v) for m in metrics for v in (*m.samples, *m.baseline))
+    assert "started the warm server in 1/1 samples" in metrics[0].note
+    paired = metrics[1]
+    assert (paired.unit, paired.target, paired.baseline) == ("x", 1.05, [])
+    assert "before serving cold" in notes[0]
+    assert place.servers(str(box.root / "r0" / "adk-acp")) == {}
+    assert "baseline (--no-warm)" in bench.render_tables(metrics)
+
+
 def test_first_group_reports_a_peer_whose_load_fails() -> None:
     from bench.first_bench import FirstRun, _load_note
 

@@ -36,7 +36,9 @@ async def test_later_spawns_are_forked_by_this_process_zygote(
     assert stat.S_IMODE(runtime.stat().st_mode) == 0o700
     folder, key = str(runtime / "adk-acp"), place.install_key()
     d = dirs(tmp_path)
-    first, _ = await start_session(make_agent, d, fake_gemini)  # starts it, if none runs
+    fake_gemini.add(text_response("cold hello"))
+    first, opened = await start_session(make_agent, d, fake_gemini)
+    assert (await first.prompt(opened, "hi"))["stopReason"] == "end_turn"  # starts it, if none
     await wait_until(lambda: place.ready(folder, key), 240, "the worker's warm server")
     assert warm_tier.zygotes(runtime) == [place.server_pid(folder, key)]
     fake_gemini.add(text_response("warm hello"))
@@ -62,15 +64,18 @@ from tests.e2e import warm_tier
 runtime = warm_tier.runtime()
 folder = runtime / "adk-acp"
 folder.mkdir(mode=0o700)
-# Stands for a zygote: the same name in its command line, detached from this process.
+# Stands for a zygote: the same name in its command line, holding the lock, detached.
+lock = folder / "k.lock"
+hold = "import fcntl, os, sys, time; fcntl.flock(os.open(sys.argv[1], os.O_RDWR), fcntl.LOCK_EX)"
+hold += "; print(flush=True); time.sleep(600)"
+lock.write_text("")
 zygote = subprocess.Popen(
-    [sys.executable, "-c", "import time; time.sleep(600)", "acp_server.warm.server"],
+    [sys.executable, "-c", hold, str(lock), "acp_server.warm.server"],
     start_new_session=True,
+    stdout=subprocess.PIPE,
 )
-cmdline = Path(f"/proc/{zygote.pid}/cmdline")
-while zygote.poll() is None and b"acp_server.warm.server" not in cmdline.read_bytes():
-    time.sleep(0.01)  # just exec'd: its command line is not there yet
-(folder / "k.lock").write_text(str(zygote.pid))
+zygote.stdout.readline()  # it holds the lock
+lock.write_text(str(zygote.pid))
 print(runtime, zygote.pid, flush=True)
 time.sleep(600)
 """

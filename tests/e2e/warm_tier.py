@@ -2,7 +2,8 @@
 
 Every test process (a pytest-xdist worker, or a plain run) gets a private 0700 runtime
 folder, given to its agents as `XDG_RUNTIME_DIR` while an e2e test runs; the first
-spawn there starts the zygote (cold), the later ones are forked from it. Workers never
+spawn there serves cold and starts the zygote once it has answered its first prompt (or
+as it exits; `ready_zygote` starts it at once), the later ones are forked from it. Workers never
 share or stop each other's zygote. It is stopped at the end of the session, and, should
 the test process be killed, by a watcher (`worker_children.on_death`: the zygote runs
 detached, so it does not die with us). A test (or module) marked `cold` keeps
@@ -78,6 +79,21 @@ def apply(changes: dict[str, str | None]) -> dict[str, str | None]:
         else:
             os.environ[key] = value
     return before
+
+
+def ready_zygote(timeout_s: float = 240.0) -> None:
+    """Start this test process' zygote if none runs (as a cold spawn does after its first
+    answer) and wait until it serves: the next spawn is served warm."""
+    from acp_server.warm import client
+
+    assert os.environ.get("XDG_RUNTIME_DIR") == str(runtime()), "not a warm e2e test"
+    folder, key = place.folder(os.environ), place.install_key()
+    client.start_server(folder, key)
+    deadline = time.monotonic() + timeout_s
+    while not place.ready(folder, key):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no warm server in {folder} within {timeout_s} s")
+        time.sleep(0.05)
 
 
 def zygotes(path: Path) -> list[int]:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runtime.host import TERMINAL_STOP_WAIT_S, Host, TerminalExit, TerminalRequest, stop_terminal
-from runtime.processes import register_group, unregister_group
+from runtime.processes import Gate, gated, unregister_group
 from runtime.protocol import DisplayContent, DisplayTerminal
 from runtime.services.secrets import child_environment
 from runtime.tools.io.process_group import group_alive, live_group_members, terminate_group
@@ -289,18 +289,23 @@ class CommandRunner:
     ) -> CommandResult:
         loop = asyncio.get_running_loop()
         buffer = _TailBuffer(output_limit)
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Collector(buffer),
-            *self._wrapped(command, self._local_shell, cwd, "local"),
-            cwd=str(cwd),
-            env={**child_environment(self._env_allowlist), **NO_PAGER_ENV},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        pid = transport.get_pid()
-        register_group(pid)  # killed at agent exit if anything of it is still alive
+        gate = Gate()  # the command runs only once its group is registered
+        try:
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _Collector(buffer),
+                *gated(self._wrapped(command, self._local_shell, cwd, "local")),
+                cwd=str(cwd),
+                env={**child_environment(self._env_allowlist), **NO_PAGER_ENV},
+                stdin=gate.stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            gate.started()
+            pid = transport.get_pid()
+            gate.open(pid)  # killed at agent exit if anything of it is still alive
+        finally:
+            gate.close()
         finished = False
         try:
             if on_output is not None:
@@ -374,30 +379,38 @@ class CommandRunner:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         # A short-lived launcher backgrounds the command and prints its pid, so no
         # process object of ours is left waiting for it.
-        launcher = 'log="$1"; shift; setsid "$@" >"$log" 2>&1 </dev/null & echo $!'
+        # The command waits behind a gate (on the launcher's stdin, kept as fd 3 for
+        # it: an `&` command's own stdin is /dev/null) until its group is registered.
+        gate = Gate()
+        launcher = 'exec 3<&0; log="$1"; shift; setsid "$@" <&3 3<&- >"$log" 2>&1 & echo $!'
         if shutil.which("setsid") is None:
-            launcher = 'log="$1"; shift; "$@" >"$log" 2>&1 </dev/null & echo $!'
-        proc = await asyncio.create_subprocess_exec(
-            self._local_shell,
-            "-c",
-            launcher,
-            self._local_shell,
-            str(log_path),
-            *self._wrapped(command, self._local_shell, cwd, "background"),
-            cwd=str(cwd),
-            env={**child_environment(self._env_allowlist), **NO_PAGER_ENV},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        out, err = await proc.communicate()
-        text = out.decode(errors="replace").strip()
-        if proc.returncode != 0 or not text.isdigit():
-            raise OSError(
-                f"could not start the background command: {err.decode(errors='replace').strip()}"
+            launcher = 'exec 3<&0; log="$1"; shift; "$@" <&3 3<&- >"$log" 2>&1 & echo $!'
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                self._local_shell,
+                "-c",
+                launcher,
+                self._local_shell,
+                str(log_path),
+                *gated(self._wrapped(command, self._local_shell, cwd, "background")),
+                cwd=str(cwd),
+                env={**child_environment(self._env_allowlist), **NO_PAGER_ENV},
+                stdin=gate.stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
             )
-        register_group(int(text))
+            gate.started()
+            out, err = await proc.communicate()
+            text = out.decode(errors="replace").strip()
+            if proc.returncode != 0 or not text.isdigit():
+                raise OSError(
+                    "could not start the background command: "
+                    + err.decode(errors="replace").strip()
+                )
+            gate.open(int(text))
+        finally:
+            gate.close()
         return BackgroundProcess(pid=int(text), log_path=log_path)
 
 

@@ -8,7 +8,8 @@ module does the same job in the same shape (anyio memory streams of
 `SessionMessage` for `mcp.ClientSession`) with those three things added.
 
 The server runs in its own process group (`start_new_session`), registered while it
-lives. Shutdown: close its stdin, wait briefly, SIGTERM the group, wait briefly,
+lives; it starts behind `runtime.processes`' gate (its stdin's first line), so it runs
+only once registered. Shutdown: close its stdin, wait briefly, SIGTERM the group, wait briefly,
 SIGKILL; a cancelled shutdown kills at once. Lines on stdout that are not JSON-RPC
 are logged and skipped (some servers print banners there); stderr lines are logged
 at debug level and the last ones kept in `stderr_tail`.
@@ -17,7 +18,10 @@ at debug level and the last ones kept in `stderr_tail`.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
+import os
+import shutil
 import signal
 import subprocess
 from collections import deque
@@ -32,7 +36,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from runtime.processes import kill_group, register_group, unregister_group
+from runtime.processes import GATE_LINE, gated, kill_group, register_group, unregister_group
 from runtime.services.secrets import child_environment
 from runtime.tools.io.process_group import group_alive
 from runtime.tools.mcp.config import McpStdioServer
@@ -56,6 +60,17 @@ def server_environment(config: McpStdioServer) -> dict[str, str]:
     env = child_environment()
     env.update(dict(config.env))
     return env
+
+
+def _check_command(command: str, cwd: Path, env: dict[str, str]) -> None:
+    """FileNotFoundError (as starting it would raise) when `command` names no executable:
+    the gate's shell would only report it as exit code 127."""
+    if "/" in command:
+        found = os.access(cwd / command, os.X_OK) and not (cwd / command).is_dir()
+    else:
+        found = shutil.which(command, path=env.get("PATH", os.defpath)) is not None
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
 
 
 class StdioServerProcess:
@@ -93,17 +108,24 @@ class StdioServerProcess:
     async def open(self) -> AsyncIterator[Streams]:
         """Starts the server. Raises OSError when it cannot be started (missing command...)."""
         config = self.config
+        env = server_environment(config)
+        _check_command(config.command, self.cwd, env)
         process = await anyio.open_process(
-            [config.command, *config.args],
+            # behind a gate on its stdin: it runs once its group is registered, so a
+            # killed agent never leaves it running (runtime/processes.py)
+            gated([config.command, *config.args], keep_stdin=True),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=str(self.cwd),
-            env=server_environment(config),
+            env=env,
             start_new_session=True,
         )
         self._process, self.pid = process, process.pid
         register_group(process.pid)
+        assert process.stdin is not None
+        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await process.stdin.send(GATE_LINE)  # gone already: its exit is seen below
         logger.info("MCP server %s: started %s (pid %d)", config.name, config.command, process.pid)
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)

@@ -37,9 +37,58 @@ def test_the_folder_is_private_and_refused_when_open(
     os.chmod(folder, 0o755)
     with pytest.raises(place.PlaceError, match="not a private folder"):
         place.folder({"XDG_RUNTIME_DIR": str(runtime)})
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    relative = place.folder({"XDG_RUNTIME_DIR": "relative/dir"})  # ignored: the temp dir
+    monkeypatch.setattr(place, "RUN_USER", str(tmp_path / "no-run-user"))
+    monkeypatch.setattr(place, "FALLBACK_ROOT", str(tmp_path))
+    relative = place.folder({"XDG_RUNTIME_DIR": "relative/dir"})  # ignored: the fallback
     assert relative == str(tmp_path / f"adk-acp-{os.getuid()}")
+
+
+def test_the_folder_does_not_depend_on_tmpdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not $TMPDIR: $XDG_RUNTIME_DIR if private, else /run/user/<uid> if there, else
+    /tmp/adk-acp-<uid>; a symbolic link planted there is refused."""
+    uid = os.getuid()
+    run_user, root = tmp_path / "run-user", tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(place, "RUN_USER", str(run_user))
+    monkeypatch.setattr(place, "FALLBACK_ROOT", str(root))
+    seen = set()
+    for i in range(3):
+        monkeypatch.setenv("TMPDIR", str(tmp_path / f"t{i}"))
+        monkeypatch.setattr("tempfile.tempdir", str(tmp_path / f"t{i}"))
+        seen.add(place.folder({"TMPDIR": str(tmp_path / f"t{i}")}))
+    assert seen == {str(root / f"adk-acp-{uid}")}
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    os.chmod(shared, 0o777)  # others may write there: not a runtime folder
+    assert place.folder({"XDG_RUNTIME_DIR": str(shared)}) == str(root / f"adk-acp-{uid}")
+    (run_user / str(uid)).mkdir(parents=True, mode=0o700)
+    assert place.folder({}) == str(run_user / str(uid) / "adk-acp")
+    os.rmdir(run_user / str(uid) / "adk-acp")
+    os.rmdir(run_user / str(uid))
+    os.rmdir(root / f"adk-acp-{uid}")
+    os.symlink(tmp_path / "elsewhere", root / f"adk-acp-{uid}")
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    with pytest.raises(place.PlaceError, match="not a private folder"):
+        place.folder({})
+
+
+def test_a_pid_is_trusted_only_while_it_holds_the_lock(tmp_path: Path) -> None:
+    import fcntl
+
+    lock = Path(place.lock_path(str(tmp_path), "k"))
+    lock.write_text(f"{os.getpid()}\n")  # this process: alive, but not holding the lock
+    assert place.server_pid(str(tmp_path), "k") is None
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        st = lock.stat()
+        assert os.getpid() in place.lock_holders(st.st_dev, st.st_ino)
+    finally:
+        os.close(fd)
+    st = lock.stat()
+    assert os.getpid() not in place.lock_holders(st.st_dev, st.st_ino)
 
 
 def test_the_installation_key_is_stable_and_changes_with_a_source_file(
