@@ -9,7 +9,9 @@ A hook gets JSON on stdin (`session_id`, `transcript_path`, `cwd`,
 answer is JSON on stdout (stderr when stdout is empty); plain text with exit 0 is a
 system message, exit 1 a warning, other exits deny with the text as the reason. A hook
 that cannot start, times out (its process group is killed) or fails is no decision:
-`HookRunner.on_failure` tells the user, and the turn goes on.
+`HookRunner.on_failure` tells the user, and the turn goes on. A hook's answer is what
+it wrote before it exited (`runtime/child_pipes.py`): a child it leaves behind holding
+stdout does not hold the turn.
 
 Matchers: a regex on the tool name for tool events (`""`/`*` match all); for the
 lifecycle events an exact match on the event's kind (SessionStart's source,
@@ -22,14 +24,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
-import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.child_pipes import run_child
 from runtime.protocol import now_iso
 from runtime.services.secrets import child_environment
 
@@ -257,47 +258,25 @@ class HookRunner:
             **hook.env,
         }
         try:
-            process = await asyncio.create_subprocess_shell(
+            done = await run_child(
                 hook.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
                 cwd=self._cwd,
                 env=env,
-                start_new_session=True,  # own process group: a timeout kills its children too
+                stdin=json.dumps(data, default=str).encode(),
+                timeout_s=hook.timeout_ms / 1000,
+                own_group=True,  # a timeout kills its children too
             )
+        except TimeoutError:  # before OSError, its base class
+            return self._failed(event, hook, f"timed out after {hook.timeout_ms} ms")
         except OSError as exc:
             return self._failed(event, hook, f"could not start ({exc})")
-        try:
-            stdout, stderr = await asyncio.wait_for(
-                process.communicate(json.dumps(data, default=str).encode()),
-                timeout=hook.timeout_ms / 1000,
+        stdout, stderr = done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
+        if done.returncode in (126, 127):  # the shell could not find or run it: no decision
+            detail = stderr.strip().splitlines()
+            return self._failed(
+                event, hook, f"could not run ({detail[-1] if detail else done.returncode})"
             )
-        except TimeoutError:
-            await _kill(process)
-            return self._failed(event, hook, f"timed out after {hook.timeout_ms} ms")
-        except asyncio.CancelledError:
-            await _kill(process)
-            raise
-        code = process.returncode if process.returncode is not None else -1
-        if code in (126, 127):  # the shell could not find or run the command: no decision
-            detail = stderr.decode(errors="replace").strip().splitlines()
-            return self._failed(event, hook, f"could not run ({detail[-1] if detail else code})")
-        return HookAnswer(
-            _parse_output(stdout.decode(errors="replace"), stderr.decode(errors="replace"), code)
-        )
-
-
-async def _kill(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        try:
-            if hasattr(os, "killpg"):
-                os.killpg(process.pid, signal.SIGKILL)
-            else:
-                process.kill()
-        except ProcessLookupError:
-            logger.debug("hook process %d already gone", process.pid)
-        await process.wait()
+        return HookAnswer(_parse_output(stdout, stderr, done.returncode))
 
 
 def decision_of(output: Mapping[str, Any]) -> str | None:
