@@ -253,34 +253,50 @@ def _headless(argv: list[str]) -> NoReturn:
 
 
 def _v1_client(init_params: dict[str, Any] | None) -> bool:
-    """Initialized in ACP v1, whose `session/new` may be answered early (a v2 client's is
-    the v2 dialect's)."""
+    """Initialized in ACP v1, whose `session/new`, `load` and `resume` may be answered
+    early (a v2 client's are the v2 dialect's)."""
     from acp_server.capabilities import PROTOCOL_VERSION, negotiated_version
 
     return init_params is not None and negotiated_version(init_params) == PROTOCOL_VERSION
 
 
+def _answer_early(line: bytes, output: Output, flags: Any, init_params: dict[str, Any]) -> Any:
+    """A plain `session/new` (`early.py`), `load` or `resume` (`early_reopen.py`)
+    answered; None leaves `line` to the server."""
+    from acp_server.early import answer_session_new
+
+    env = dict(os.environ)
+    early = answer_session_new(line, output, flags, env)
+    if early is not None or not (b'"session/load"' in line or b'"session/resume"' in line):
+        return early
+    from acp_server.early_reopen import answer_session_reopen
+
+    return answer_session_reopen(line, output, flags, env, init_params)
+
+
 def _while_loading(
-    reader: StdinReader, output: Output, loader: threading.Thread, flags: Any, answer_new: bool
+    reader: StdinReader,
+    output: Output,
+    loader: threading.Thread,
+    flags: Any,
+    init_params: dict[str, Any] | None,
 ) -> Any:
-    """Until the server modules are loaded: answer a plain `session/new` early (only after
-    a good `initialize`, `answer_new`), and exit if the editor goes away first."""
+    """Until the server modules are loaded: answer a plain `session/new`, `load` or
+    `resume` early (only after a good v1 `initialize`, `init_params`), and exit if the
+    editor goes away first."""
     import logging
 
     early = None
-    looked = not answer_new
+    looked = init_params is None
     while loader.is_alive():
         if not looked and (line := reader.pending_first()) is not None:
-            from acp_server.early import answer_session_new
-
             looked = True
-            early = answer_session_new(line, output, flags, dict(os.environ))
+            early = _answer_early(line, output, flags, init_params or {})
             if early is not None:
                 reader.drop_first()
                 early = None if early.refused else early
-        if reader.only_eof_left(
-            0.02
-        ):  # the editor went away before anything else: no session to close
+        if reader.only_eof_left(0.02, wake_on_line=not looked):
+            # the editor went away before anything else: no session to close
             logging.getLogger("acp_server").info("stdin closed; shutting down")
             _exit_now(0)
     return early
@@ -349,7 +365,9 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
         )
     flags = _flags(args)
     threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
-    early = _while_loading(reader, output, loader, flags, answer_new=_v1_client(init_params))
+    early = _while_loading(
+        reader, output, loader, flags, init_params if _v1_client(init_params) else None
+    )
 
     from acp_server.serve import serve
 
