@@ -166,11 +166,19 @@ def _setup_logging(args: argparse.Namespace) -> None:
         warm.log_how_served()  # warm child, or cold and why
 
 
-def _load_server_modules() -> None:
+FIRST_REQUEST_WAIT_S = 0.1
+"""How long after `initialize` the loader and the warm-up wait for the editor's first
+request, so an early answer (`_answer_early`) has the interpreter to itself."""
+
+
+def _load_server_modules(foreground: threading.Event) -> None:
+    if "acp_server.server" not in sys.modules:  # a warm server's child has it
+        foreground.wait()
     import acp_server.server  # noqa: F401 - pygls, handlers
 
 
-def _warm_up(flags: Any) -> None:
+def _warm_up(flags: Any, foreground: threading.Event) -> None:
+    foreground.wait()
     try:
         from runtime.warmup import warm_up
 
@@ -280,25 +288,34 @@ def _while_loading(
     loader: threading.Thread,
     flags: Any,
     init_params: dict[str, Any] | None,
+    foreground: threading.Event,
 ) -> Any:
     """Until the server modules are loaded: answer a plain `session/new`, `load` or
     `resume` early (only after a good v1 `initialize`, `init_params`), and exit if the
-    editor goes away first."""
+    editor goes away first. `foreground` is set (the loader and the warm-up go on) once
+    the first request is answered or left to the server, or `FIRST_REQUEST_WAIT_S` passed."""
     import logging
+    import time
 
     early = None
     looked = init_params is None
-    while loader.is_alive():
-        if not looked and (line := reader.pending_first()) is not None:
-            looked = True
-            early = _answer_early(line, output, flags, init_params or {})
-            if early is not None:
-                reader.drop_first()
-                early = None if early.refused else early
-        if reader.only_eof_left(0.02, wake_on_line=not looked):
-            # the editor went away before anything else: no session to close
-            logging.getLogger("acp_server").info("stdin closed; shutting down")
-            _exit_now(0)
+    deadline = time.monotonic() + FIRST_REQUEST_WAIT_S
+    try:
+        while loader.is_alive():
+            if not looked and (line := reader.pending_first()) is not None:
+                looked = True
+                early = _answer_early(line, output, flags, init_params or {})
+                if early is not None:
+                    reader.drop_first()
+                    early = None if early.refused else early
+            if looked or time.monotonic() >= deadline:
+                foreground.set()
+            if reader.only_eof_left(0.02, wake_on_line=not looked):
+                # the editor went away before anything else: no session to close
+                logging.getLogger("acp_server").info("stdin closed; shutting down")
+                _exit_now(0)
+    finally:
+        foreground.set()
     return early
 
 
@@ -336,7 +353,10 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
 
     reader = StdinReader(stdin)
     reader.start()
-    loader = threading.Thread(target=_load_server_modules, name="acp-load", daemon=True)
+    foreground = threading.Event()  # see _while_loading
+    loader = threading.Thread(
+        target=_load_server_modules, args=(foreground,), name="acp-load", daemon=True
+    )
     loader.start()
 
     init_params: dict[str, Any] | None = None
@@ -364,9 +384,11 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
             "--fake-responses file not found: %s", args.fake_responses
         )
     flags = _flags(args)
-    threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
+    threading.Thread(
+        target=_warm_up, args=(flags, foreground), name="adk-warmup", daemon=True
+    ).start()
     early = _while_loading(
-        reader, output, loader, flags, init_params if _v1_client(init_params) else None
+        reader, output, loader, flags, init_params if _v1_client(init_params) else None, foreground
     )
 
     from acp_server.serve import serve
