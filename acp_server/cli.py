@@ -290,10 +290,12 @@ def _while_loading(
     init_params: dict[str, Any] | None,
     foreground: threading.Event,
 ) -> Any:
-    """Until the server modules are loaded: answer a plain `session/new`, `load` or
-    `resume` early (only after a good v1 `initialize`, `init_params`), and exit if the
-    editor goes away first. `foreground` is set (the loader and the warm-up go on) once
-    the first request is answered or left to the server, or `FIRST_REQUEST_WAIT_S` passed."""
+    """Until the server modules are loaded and the first request after `initialize` is
+    seen: answer a plain `session/new`, `load` or `resume` early (only after a good v1
+    `initialize`, `init_params`), and exit if the editor goes away first. `foreground`
+    is set (the loader and the warm-up go on) once the first request is answered or left
+    to the server, or `FIRST_REQUEST_WAIT_S` passed. A warm server's child, loaded
+    already, answers its first request early too: the engine is built behind it."""
     import logging
     import time
 
@@ -301,7 +303,7 @@ def _while_loading(
     looked = init_params is None
     deadline = time.monotonic() + FIRST_REQUEST_WAIT_S
     try:
-        while loader.is_alive():
+        while loader.is_alive() or not foreground.is_set():  # a warm child: loaded at once
             if not looked and (line := reader.pending_first()) is not None:
                 looked = True
                 early = _answer_early(line, output, flags, init_params or {})
