@@ -171,6 +171,12 @@ FIRST_REQUEST_WAIT_S = 0.1
 request, so an early answer (`_answer_early`) has the interpreter to itself."""
 
 
+def _use_httpx_for_genai() -> None:
+    from runtime.adk.compat import use_httpx_for_genai
+
+    use_httpx_for_genai()
+
+
 def _load_server_modules(foreground: threading.Event) -> None:
     if "acp_server.server" not in sys.modules:  # a warm server's child has it
         foreground.wait()
@@ -341,12 +347,10 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
         return _remote(argv)
     if "--login" in argv:
         return _login()
-    from runtime.adk.compat import use_httpx_for_genai
-
-    use_httpx_for_genai()
     if any(flag in argv for flag in _EXITING_FLAGS):
         build_parser().parse_args(argv)  # prints and exits
     if wants_headless(argv):
+        _use_httpx_for_genai()
         _headless(argv)
     if warm and (code := serve_warm(argv)) is not None:  # served by a warm server's child
         return code
@@ -367,6 +371,7 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
         handled, init_params = answer_initialize(first, output)
         if handled:
             reader.drop_first()
+    _use_httpx_for_genai()  # after the answer (typing, importlib); genai loads later still
 
     try:
         args = build_parser().parse_args(argv)
