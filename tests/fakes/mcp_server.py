@@ -233,8 +233,8 @@ def main() -> None:
     parser.add_argument("--name", default="fake")
     options = parser.parse_args()
     _write_pid()
-    if options.mode == "exit-leaving-child":  # the child holds stdout and stderr for 60 s
-        subprocess.Popen(["sleep", "60"])  # noqa: S607 - a test fake
+    if options.mode == "exit-leaving-child":  # the child holds stdout and stderr for 120 s
+        subprocess.Popen(["sleep", "120"])  # noqa: S607 - a test fake
     if options.mode in ("exit", "exit-leaving-child"):
         sys.stderr.write("fake MCP server: refusing to start\n")
         sys.exit(3)
