@@ -14,12 +14,15 @@ answers with the proper error.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from acp_server.early import EarlySession, plain_request
 from acp_server.stdio import Output
+
+logger = logging.getLogger(__name__)
 
 REOPEN_METHODS = ("session/load", "session/resume")
 
@@ -38,7 +41,7 @@ def answer_session_reopen(
         return None
     from runtime.config import resolve_auth, resolve_config, resolve_sessions_dir, resolve_store_url
     from runtime.errors import RuntimeAgentError
-    from runtime.services.recording import SessionStore, load_record
+    from runtime.services.recording import SessionStore
 
     home = Path(env.get("HOME") or Path.home())
     try:
@@ -49,6 +52,31 @@ def answer_session_reopen(
         files = SessionStore(resolve_sessions_dir(flags, env, home))
     except RuntimeAgentError:
         return None
+    try:  # a record the replay cannot read is the server's to answer, with its error
+        lines = _answer_lines(request_id, method, files, session_id, cwd, config, init_params)
+    except Exception:  # noqa: BLE001 - nothing is sent yet: the full handler answers
+        logger.exception("session %s left to the server", session_id)
+        return None
+    if lines is None:
+        return None
+    for message in lines:
+        output.send(message)
+    return EarlySession(session_id=session_id, params=params, method=method)
+
+
+def _answer_lines(
+    request_id: str | int,
+    method: str,
+    files: Any,
+    session_id: str,
+    cwd: Path,
+    config: Any,
+    init_params: dict[str, Any],
+) -> list[dict[str, Any]] | None:
+    """The replay's notifications and the answer, all built before any is sent; None
+    when the record is not there or belongs to another workspace."""
+    from runtime.services.recording import load_record
+
     path = files.find(session_id)
     if path is None:
         return None
@@ -60,24 +88,23 @@ def answer_session_reopen(
     from acp_server.config_options import ConfigOptions
 
     options = ConfigOptions()
+    lines = []
     if method == "session/load":
-        _replay(output, files, record, config.approval_mode, options.options(view), init_params)  # type: ignore[arg-type]
+        lines = _replay(files, record, config.approval_mode, options.options(view), init_params)  # type: ignore[arg-type]
     result = {
         "modes": options.modes(view),  # type: ignore[arg-type]
         "configOptions": options.options(view),  # type: ignore[arg-type]
     }
-    output.send({"jsonrpc": "2.0", "id": request_id, "result": result})
-    return EarlySession(session_id=session_id, params=params, method=method)
+    return [*lines, {"jsonrpc": "2.0", "id": request_id, "result": result}]
 
 
 def _replay(
-    output: Output,
     files: Any,
     record: Any,
     mode: str,
     config_options: list[dict[str, Any]],
     init_params: dict[str, Any],
-) -> None:
+) -> list[dict[str, Any]]:
     """The record's `session/update`s, as `handlers.sessions.load_session` sends them."""
     import asyncio
 
@@ -93,6 +120,7 @@ def _replay(
         if client.subagents
         else {}
     )
+    lines: list[dict[str, Any]] = []
     for update in replay_updates(
         record.messages,
         record.metadata,
@@ -107,4 +135,5 @@ def _replay(
             else (record.session_id, update)
         )
         params = {"sessionId": session_id, "update": dump(shown)}
-        output.send({"jsonrpc": "2.0", "method": "session/update", "params": params})
+        lines.append({"jsonrpc": "2.0", "method": "session/update", "params": params})
+    return lines

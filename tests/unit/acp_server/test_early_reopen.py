@@ -77,3 +77,16 @@ def test_what_the_record_cannot_answer_is_left_to_the_server(tmp_path: Path) -> 
         _answer(_line("session/prompt", workspace), env),
     ]
     assert left == [(None, [])] * len(left)
+
+
+def test_a_record_the_replay_cannot_read_sends_nothing_and_is_left_to_the_server(
+    tmp_path: Path,
+) -> None:
+    workspace, env = _setup(tmp_path)
+    store = SessionStore(Path(env["HOME"]) / ".local" / "state" / "adk-acp" / "sessions")
+    path = store.find(SESSION)
+    assert path is not None
+    bad_call = {"id": "c1", "name": "read_file", "locations": [{"path": "a", "line": "x"}]}
+    with path.open("a", encoding="utf-8") as out:
+        out.write(json.dumps({"type": "gemini", "id": "m2", "toolCalls": [bad_call]}) + "\n")
+    assert _answer(_line("session/load", workspace), env) == (None, [])
