@@ -17,10 +17,14 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_server.early import EarlySession, plain_request
 from acp_server.stdio import Output
+
+if TYPE_CHECKING:
+    from runtime.config import RuntimeConfig
+    from runtime.services.recording import ConversationRecord, SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -67,10 +71,10 @@ def answer_session_reopen(
 def _answer_lines(
     request_id: str | int,
     method: str,
-    files: Any,
+    files: SessionStore,
     session_id: str,
     cwd: Path,
-    config: Any,
+    config: RuntimeConfig,
     init_params: dict[str, Any],
 ) -> list[dict[str, Any]] | None:
     """The replay's notifications and the answer, all built before any is sent; None
@@ -88,7 +92,7 @@ def _answer_lines(
     from acp_server.config_options import ConfigOptions
 
     options = ConfigOptions()
-    lines = []
+    lines: list[dict[str, Any]] = []
     if method == "session/load":
         lines = _replay(files, record, config.approval_mode, options.options(view), init_params)  # type: ignore[arg-type]
     result = {
@@ -99,8 +103,8 @@ def _answer_lines(
 
 
 def _replay(
-    files: Any,
-    record: Any,
+    files: SessionStore,
+    record: ConversationRecord,
     mode: str,
     config_options: list[dict[str, Any]],
     init_params: dict[str, Any],
