@@ -25,6 +25,7 @@ SECONDS = {
     "tests/vscode/test_extension_unit.py": 57,
     "tests/e2e/test_mcp_settings.py": 57,
     "tests/e2e/test_model_answers.py": 54,
+    "tests/e2e/test_reopen_cold.py": 54,
     "tests/e2e/test_hooks_events.py": 51,
     "tests/e2e/test_serve_pair.py": 51,
     "tests/e2e/test_session_commands.py": 50,
