@@ -190,11 +190,25 @@ def _setup_logging(args: argparse.Namespace) -> None:
         warm.log_how_served()  # warm child, or cold and why
 
 
-def _load_server_modules() -> None:
+FIRST_REQUEST_WAIT_S = 0.1
+"""How long after `initialize` the loader and the warm-up wait for the editor's first
+request, so an early answer (`_answer_early`) has the interpreter to itself."""
+
+
+def _use_httpx_for_genai() -> None:
+    from runtime.adk.compat import use_httpx_for_genai
+
+    use_httpx_for_genai()
+
+
+def _load_server_modules(foreground: threading.Event) -> None:
+    if "acp_server.server" not in sys.modules:  # a warm server's child has it
+        foreground.wait()
     import acp_server.server  # noqa: F401 - pygls, handlers
 
 
-def _warm_up(flags: Any) -> None:
+def _warm_up(flags: Any, foreground: threading.Event) -> None:
+    foreground.wait()
     try:
         from runtime.warmup import warm_up
 
@@ -283,36 +297,63 @@ def _headless(argv: list[str]) -> NoReturn:
 
 
 def _v1_client(init_params: dict[str, Any] | None) -> bool:
-    """Initialized in ACP v1, whose `session/new` may be answered early (a v2 client's is
-    the v2 dialect's)."""
+    """Initialized in ACP v1, whose `session/new`, `load` and `resume` may be answered
+    early (a v2 client's are the v2 dialect's)."""
     from acp_server.capabilities import PROTOCOL_VERSION, negotiated_version
 
     return init_params is not None and negotiated_version(init_params) == PROTOCOL_VERSION
 
 
+def _answer_early(line: bytes, output: Output, flags: Any, init_params: dict[str, Any]) -> Any:
+    """A plain `session/new` (`early.py`), `load` or `resume` (`early_reopen.py`)
+    answered; None leaves `line` to the server."""
+    from acp_server.early import answer_session_new
+
+    env = dict(os.environ)
+    early = answer_session_new(line, output, flags, env)
+    if early is not None or not (b'"session/load"' in line or b'"session/resume"' in line):
+        return early
+    from acp_server.early_reopen import answer_session_reopen
+
+    return answer_session_reopen(line, output, flags, env, init_params)
+
+
 def _while_loading(
-    reader: StdinReader, output: Output, loader: threading.Thread, flags: Any, answer_new: bool
+    reader: StdinReader,
+    output: Output,
+    loader: threading.Thread,
+    flags: Any,
+    init_params: dict[str, Any] | None,
+    foreground: threading.Event,
 ) -> Any:
-    """Until the server modules are loaded: answer a plain `session/new` early (only after
-    a good `initialize`, `answer_new`), and exit if the editor goes away first."""
+    """Until the server modules are loaded and the first request after `initialize` is
+    seen: answer a plain `session/new`, `load` or `resume` early (only after a good v1
+    `initialize`, `init_params`), and exit if the editor goes away first. `foreground`
+    is set (the loader and the warm-up go on) once the first request is answered or left
+    to the server, or `FIRST_REQUEST_WAIT_S` passed. A warm server's child, loaded
+    already, answers its first request early too: the engine is built behind it."""
     import logging
+    import time
 
     early = None
-    looked = not answer_new
-    while loader.is_alive():
-        if not looked and (line := reader.pending_first()) is not None:
-            from acp_server.early import answer_session_new
-
-            looked = True
-            early = answer_session_new(line, output, flags, dict(os.environ))
-            if early is not None:
-                reader.drop_first()
-                early = None if early.refused else early
-        if reader.only_eof_left(
-            0.02
-        ):  # the editor went away before anything else: no session to close
-            logging.getLogger("acp_server").info("stdin closed; shutting down")
-            _exit_now(0)
+    looked = init_params is None
+    deadline = time.monotonic() + FIRST_REQUEST_WAIT_S
+    try:
+        while loader.is_alive() or not foreground.is_set():  # a warm child: loaded at once
+            if not looked and (line := reader.pending_first()) is not None:
+                looked = True
+                early = _answer_early(line, output, flags, init_params or {})
+                if early is not None:
+                    reader.drop_first()
+                    early = None if early.refused else early
+            if looked or time.monotonic() >= deadline:
+                foreground.set()
+            if reader.only_eof_left(0.02, wake_on_line=not looked):
+                # the editor went away before anything else: no session to close
+                logging.getLogger("acp_server").info("stdin closed; shutting down")
+                _exit_now(0)
+    finally:
+        foreground.set()
     return early
 
 
@@ -340,12 +381,10 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
         return warm_main(argv[1:])
     if "--login" in argv:
         return _login()
-    from runtime.adk.compat import use_httpx_for_genai
-
-    use_httpx_for_genai()
     if any(flag in argv for flag in _EXITING_FLAGS):
         build_parser().parse_args(argv)  # prints and exits
     if wants_headless(argv):
+        _use_httpx_for_genai()
         _headless(argv)
     if warm and (code := serve_warm(argv)) is not None:  # served by a warm server's child
         return code
@@ -354,7 +393,10 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
 
     reader = StdinReader(stdin)
     reader.start()
-    loader = threading.Thread(target=_load_server_modules, name="acp-load", daemon=True)
+    foreground = threading.Event()  # see _while_loading
+    loader = threading.Thread(
+        target=_load_server_modules, args=(foreground,), name="acp-load", daemon=True
+    )
     loader.start()
 
     init_params: dict[str, Any] | None = None
@@ -363,6 +405,7 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
         handled, init_params = answer_initialize(first, output)
         if handled:
             reader.drop_first()
+    _use_httpx_for_genai()  # after the answer (typing, importlib); genai loads later still
 
     try:
         args = build_parser().parse_args(argv)
@@ -382,8 +425,12 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
             "--fake-responses file not found: %s", args.fake_responses
         )
     flags = _flags(args)
-    threading.Thread(target=_warm_up, args=(flags,), name="adk-warmup", daemon=True).start()
-    early = _while_loading(reader, output, loader, flags, answer_new=_v1_client(init_params))
+    threading.Thread(
+        target=_warm_up, args=(flags, foreground), name="adk-warmup", daemon=True
+    ).start()
+    early = _while_loading(
+        reader, output, loader, flags, init_params if _v1_client(init_params) else None, foreground
+    )
 
     from acp_server.serve import serve
 

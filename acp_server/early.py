@@ -33,6 +33,9 @@ class EarlySession:
     params: dict[str, Any]
     refused: bool = False
     """Answered with the auth-required error: there is no session to build."""
+    method: str = "session/new"
+    """Or `session/load`, `session/resume` (`early_reopen.py`): the engine is opened
+    from the record."""
 
 
 def _directory(raw: Any) -> Path | None:
@@ -67,15 +70,17 @@ def _plain_servers(entries: Any) -> bool:
     return True
 
 
-def answer_session_new(
-    line: bytes, output: Output, flags: Any, env: dict[str, str]
-) -> EarlySession | None:
-    """Answer `line` if it is a plain `session/new`; None leaves it to the server."""
+def plain_request(
+    line: bytes, methods: tuple[str, ...], keys: frozenset[str] = frozenset()
+) -> tuple[str | int, str, dict[str, Any], Path] | None:
+    """(id, method, params, checked cwd) of a well-formed request of one of `methods`
+    whose params are `cwd`, plain `mcpServers`, existing `additionalDirectories`,
+    `_meta` and `keys`; None for anything else (left to the server)."""
     try:
         message = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(message, dict) or message.get("method") != "session/new":
+    if not isinstance(message, dict) or message.get("method") not in methods:
         return None
     request_id = message.get("id")
     if isinstance(request_id, bool) or not isinstance(request_id, str | int):
@@ -83,7 +88,7 @@ def answer_session_new(
     params = message.get("params")
     if message.get("jsonrpc") != "2.0" or not isinstance(params, dict):
         return None
-    if set(params) - {"cwd", "mcpServers", "additionalDirectories", "_meta"}:
+    if set(params) - {"cwd", "mcpServers", "additionalDirectories", "_meta"} - keys:
         return None
     cwd = _directory(params.get("cwd"))
     extra = params.get("additionalDirectories")
@@ -93,6 +98,17 @@ def answer_session_new(
         not isinstance(extra, list) or any(_directory(d) is None for d in extra)
     ):
         return None
+    return request_id, message["method"], params, cwd
+
+
+def answer_session_new(
+    line: bytes, output: Output, flags: Any, env: dict[str, str]
+) -> EarlySession | None:
+    """Answer `line` if it is a plain `session/new`; None leaves it to the server."""
+    plain = plain_request(line, ("session/new",))
+    if plain is None:
+        return None
+    request_id, _, params, cwd = plain
     from acp_server.config_options import ConfigOptions
     from acp_server.errors import from_runtime
     from runtime.config import resolve_auth, resolve_config

@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import (
     AuthRequiredError,
@@ -30,7 +30,9 @@ from runtime.errors import (
     RuntimeAgentError,
     StreamActiveError,
 )
-from runtime.protocol import ErrorEvent, ModelFailure
+
+if TYPE_CHECKING:  # not at import: the early answers import this module
+    from runtime.protocol import ErrorEvent, ModelFailure
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

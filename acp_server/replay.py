@@ -15,6 +15,7 @@ session id (`ChildUpdate`), its end.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast, get_args
@@ -55,7 +56,14 @@ from runtime.services.record import (
     tool_calls,
 )
 
-_DISPLAY: TypeAdapter[DisplayContent] = TypeAdapter(DisplayContent)
+
+@functools.cache
+def _display_adapter() -> TypeAdapter[DisplayContent]:
+    """Built on first use: at import it cost the cold start (and an early load with no
+    tool call) ~0.1 s."""
+    return TypeAdapter(DisplayContent)
+
+
 _STATUS: dict[str, ToolCallStatus] = {
     "success": "completed",
     "error": "failed",
@@ -95,7 +103,7 @@ def _display(items: Any) -> tuple[DisplayContent, ...]:
     out = []
     for item in items if isinstance(items, list) else []:
         try:
-            out.append(_DISPLAY.validate_python(item))
+            out.append(_display_adapter().validate_python(item))
         except ValidationError:
             continue
     return tuple(out)

@@ -165,12 +165,17 @@ class StdinReader:
                 self._eof.set()
                 return
 
-    def only_eof_left(self, timeout: float) -> bool:
-        """Wait up to `timeout` for EOF; True when stdin has closed and no line is left unread."""
-        if not self._eof.wait(timeout):
+    def only_eof_left(self, timeout: float, *, wake_on_line: bool = False) -> bool:
+        """Wait up to `timeout` for EOF (or, `wake_on_line`, for a line to be waiting);
+        True when stdin has closed and no line is left unread."""
+        if wake_on_line:
+            with self._lock:
+                if not self._pending:
+                    self._lock.wait(timeout)
+        elif not self._eof.wait(timeout):
             return False
         with self._lock:
-            return self._deliver is None and self._pending == [None]
+            return self._eof.is_set() and self._deliver is None and self._pending == [None]
 
     def attach_trace(self, trace: Trace) -> None:
         """Start tracing; lines read before (the initialize request) are traced first."""

@@ -42,6 +42,7 @@ from acp_server.errors import (
     AcpError,
     from_runtime,
 )
+from acp_server.schema.base import dump as dump
 from acp_server.stdio import Output
 from runtime.errors import RuntimeAgentError
 
@@ -157,17 +158,6 @@ def _validation_data(exc: ValidationError) -> list[dict[str, Any]]:
         {"loc": list(err.get("loc", ())), "msg": err.get("msg", ""), "type": err.get("type", "")}
         for err in exc.errors(include_url=False)
     ]
-
-
-def dump(value: Any) -> Any:
-    """`acp_server.schema` models (anywhere inside dicts and lists) → JSON-ready data, by alias."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
-    if isinstance(value, dict):
-        return {k: dump(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [dump(v) for v in value]
-    return value
 
 
 class _Server(JsonRPCServer):

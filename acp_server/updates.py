@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Literal, assert_never
+from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from pydantic import Field
 
 from acp_server import schema
 from acp_server.updates_v121 import ClientUpdates as ClientUpdates
 from acp_server.updates_v121 import OptIn, PlanOperations, plain_plan, subagent_updates
-from runtime.host import PermissionRequest
 from runtime.protocol import (
     AgentEndEvent,
     AgentEndReason,
@@ -52,6 +51,9 @@ from runtime.protocol import (
     ToolUpdateEvent,
     UsageEvent,
 )
+
+if TYPE_CHECKING:  # not at import: an early session/load replays with this module
+    from runtime.host import PermissionRequest
 
 Update = Any  # one of the acp_server.schema session update models
 

@@ -69,7 +69,7 @@ class ClientUpdates:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
+    model_config = ConfigDict(frozen=True, populate_by_name=True, defer_build=True)
 
 
 class OptIn(_Model):

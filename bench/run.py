@@ -683,6 +683,34 @@ def render_table(metrics: Sequence[Metric], baseline_name: str = "echo") -> str:
     return "\n".join([line(header), "-+-".join("-" * w for w in widths), *map(line, rows)])
 
 
+def render_side_by_side(metrics: Sequence[Metric], load: tuple[float, float]) -> str:
+    """The figures measured both cold and served by the warm server (keys `k` and
+    `k_warm`) in one table, beside the peer's when the run has one (each of ours with its
+    ratio to it), under the machine's load (1-minute average, start → end); "" when the
+    run has no such pair."""
+    by_key = {m.key: m for m in metrics}
+    pairs = [(m, by_key[f"{m.key}_warm"]) for m in metrics if f"{m.key}_warm" in by_key]
+    if not pairs:
+        return ""
+    peer = next((m.baseline_name for m, _ in pairs if m.baseline), "")
+
+    def ours(m: Metric) -> str:
+        return _fmt(m, m.median) + (f" ({m.ratio:.2f}×)" if m.ratio is not None else "")
+
+    header = ("figure", *([peer] if peer else []), "cold", "warm-served")
+    rows = [
+        (cold.label, *([_fmt(cold, cold.baseline_median)] if peer else []), ours(cold), ours(warm))
+        for cold, warm in pairs
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    title = f"cold and warm-served side by side (load {load[0]:.2f} → {load[1]:.2f})"
+    return "\n".join([title, line(header), "-+-".join("-" * w for w in widths), *map(line, rows)])
+
+
 def environment() -> dict[str, Any]:
     return {
         "python": platform.python_version(),
@@ -803,6 +831,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{elapsed:.0f} s)\n\n"
     )
     out.write(render_tables(metrics) + "\n\n")
+    load = (env_before["loadavg"][0], env_before["loadavg_after"][0])
+    if side := render_side_by_side(metrics, load):
+        out.write(side + "\n\n")
     for m in metrics:
         if m.note:
             out.write(f"- {m.label}: {m.note}\n")

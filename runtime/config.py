@@ -92,6 +92,16 @@ class RuntimeConfig:
     def with_model(self, model: str) -> RuntimeConfig:
         return replace(self, model=model)
 
+    def restored(self, metadata: Mapping[str, Any]) -> RuntimeConfig:
+        """A record's mode and model choice (its metadata) over the configured ones."""
+        mode, choice = metadata.get("mode"), metadata.get("modelChoice")
+        config = self
+        if isinstance(mode, str) and is_mode(mode):
+            config = replace(config, approval_mode=mode)
+        if isinstance(choice, str) and choice:
+            config = config.with_model(choice)
+        return config
+
     @property
     def temp_dir(self) -> Path:
         """The project's temp folder (full tool outputs, masked outputs)."""

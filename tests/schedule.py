@@ -28,6 +28,7 @@ SECONDS = {
     "tests/e2e/test_mcp_settings.py": 57,
     "tests/e2e/test_model_answers.py": 54,
     "tests/e2e/test_other_providers.py": 55,
+    "tests/e2e/test_reopen_cold.py": 54,
     "tests/e2e/test_hooks_events.py": 51,
     "tests/e2e/test_serve_pair.py": 51,
     "tests/e2e/test_session_commands.py": 50,

@@ -1,5 +1,6 @@
 """The session lifecycle over ACP: `session/new`, `load`, `resume`, `fork`, `list`,
-`close`, `delete`, and the engine of a `session/new` answered early (`early.py`).
+`close`, `delete`, and the engine of a `session/new`, `load` or `resume` answered early
+(`early.py`, `early_reopen.py`).
 
 The work is the `SessionService`'s (`runtime.session.service`); these turn its
 answers into ACP ones. `load` replays the record as `session/update`s and answers
@@ -181,12 +182,25 @@ async def delete_session(
 
 
 async def open_early(state: ServerState, early: EarlySession) -> None:
-    """The engine of a `session/new` answered before the server was up (`early.py`);
-    if it cannot be built, later requests about it are told why."""
+    """The engine of a `session/new`, `load` or `resume` answered before the server was up
+    (`early.py`, `early_reopen.py`); if it cannot be built, later requests about it are
+    told why."""
     try:
-        params = schema.NewSessionRequest.model_validate(early.params)
-        request = state.open_request(params.cwd, params.additional_directories, params.mcp_servers)
-        session = state.adopt(await state.service.open(early.session_id, request))
+        if early.method == "session/new":
+            params = schema.NewSessionRequest.model_validate(early.params)
+            request = state.open_request(
+                params.cwd, params.additional_directories, params.mcp_servers
+            )
+            session = state.adopt(await state.service.open(early.session_id, request))
+        else:
+            reopened = (
+                schema.LoadSessionRequest
+                if early.method == "session/load"
+                else schema.ResumeSessionRequest
+            ).model_validate(early.params)
+            session, record = await _reopen(state, reopened)
+            if early.method == "session/load":
+                session.plans.replay(record.metadata)  # the plans the early replay showed
     except Exception as exc:  # noqa: BLE001 - told to whoever uses the session next
         logger.exception("the early session %s could not be built", early.session_id)
         told = from_runtime(exc) if isinstance(exc, RuntimeAgentError) else exc

@@ -49,6 +49,17 @@ class Sent(AcpModel):
     model_config = ConfigDict(frozen=True)
 
 
+def dump(value: Any) -> Any:
+    """Models (anywhere inside dicts and lists) → JSON-ready data, by alias."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, dict):
+        return {k: dump(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [dump(v) for v in value]
+    return value
+
+
 def or_default(default: Callable[[], Any]) -> WrapValidator:
     """`x-deserialize-default-on-error`: a value that does not validate becomes `default()`."""
 

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from runtime.child_pipes import run_child
 from runtime.services.atomic_write import write_atomically
 
 logger = logging.getLogger(__name__)
@@ -91,26 +92,17 @@ class ShadowGit:
 
     async def _git(self, *args: str) -> str:
         try:
-            process = await asyncio.create_subprocess_exec(
-                "git",
-                *args,
-                cwd=self.workspace,
-                env=self._env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+            done = await run_child(
+                ("git", *args), cwd=self.workspace, env=self._env, timeout_s=GIT_TIMEOUT_S
             )
+        except TimeoutError as exc:  # before OSError, its base class
+            raise CheckpointError(f"git {args[0]} took over {GIT_TIMEOUT_S:.0f} s") from exc
         except OSError as exc:
             raise CheckpointError(f"git could not be started ({exc}); is git installed?") from exc
-        try:
-            out, err = await asyncio.wait_for(process.communicate(), GIT_TIMEOUT_S)
-        except TimeoutError as exc:
-            process.kill()
-            await process.wait()
-            raise CheckpointError(f"git {args[0]} took over {GIT_TIMEOUT_S:.0f} s") from exc
-        if process.returncode != 0:
-            detail = err.decode(errors="replace").strip() or f"exit {process.returncode}"
+        if done.returncode != 0:
+            detail = done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
             raise CheckpointError(f"git {args[0]} failed: {detail}")
+        out = done.stdout
         return out.decode(errors="replace").strip()
 
     async def _ensure(self) -> None:

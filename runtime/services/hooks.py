@@ -9,7 +9,9 @@ A hook gets JSON on stdin (`session_id`, `transcript_path`, `cwd`,
 answer is JSON on stdout (stderr when stdout is empty); plain text with exit 0 is a
 system message, exit 1 a warning, other exits deny with the text as the reason. A hook
 that cannot start, times out (its process group is killed) or fails is no decision:
-`HookRunner.on_failure` tells the user, and the turn goes on.
+`HookRunner.on_failure` tells the user, and the turn goes on. A hook's answer is what
+it wrote before it exited (`runtime/child_pipes.py`): a child it leaves behind holding
+stdout does not hold the turn.
 
 Matchers: a regex on the tool name for tool events (`""`/`*` match all); for the
 lifecycle events an exact match on the event's kind (SessionStart's source,
@@ -22,14 +24,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
-import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.child_pipes import run_child
 from runtime.processes import GATE_LINE, gated, register_group, unregister_group
 from runtime.protocol import now_iso
 from runtime.services.secrets import child_environment
@@ -264,53 +265,38 @@ class HookRunner:
         argv = ["/bin/sh", "-c", hook.command]  # what create_subprocess_shell runs
         if self.sandbox is not None:  # `hooksConfig.sandbox`: confined as the commands
             argv = self.sandbox.wrap(argv, self._cwd)
+        started: list[int] = []
+
+        def registered(pid: int) -> None:
+            register_group(pid)  # before the gate's line: killed with the agent from then on
+            started.append(pid)
+
         try:
-            process = await asyncio.create_subprocess_exec(
+            done = await run_child(
                 # behind a gate on its stdin: it runs once its group is registered, so
                 # a killed agent never leaves it running (runtime/processes.py)
-                *gated(argv, keep_stdin=True),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+                gated(argv, keep_stdin=True),
                 cwd=self._cwd,
                 env=env,
-                start_new_session=True,  # own process group: a timeout kills its children too
+                stdin=GATE_LINE + json.dumps(data, default=str).encode(),
+                timeout_s=hook.timeout_ms / 1000,
+                own_group=True,  # a timeout kills its children too
+                on_start=registered,
             )
+        except TimeoutError:  # before OSError, its base class
+            return self._failed(event, hook, f"timed out after {hook.timeout_ms} ms")
         except OSError as exc:
             return self._failed(event, hook, f"could not start ({exc})")
-        register_group(process.pid)
-        try:
-            stdout, stderr = await asyncio.wait_for(
-                process.communicate(GATE_LINE + json.dumps(data, default=str).encode()),
-                timeout=hook.timeout_ms / 1000,
-            )
-        except TimeoutError:
-            await _kill(process)
-            return self._failed(event, hook, f"timed out after {hook.timeout_ms} ms")
-        except asyncio.CancelledError:
-            await _kill(process)
-            raise
         finally:
-            unregister_group(process.pid)
-        code = process.returncode if process.returncode is not None else -1
-        if code in (126, 127):  # the shell could not find or run the command: no decision
-            detail = stderr.decode(errors="replace").strip().splitlines()
-            return self._failed(event, hook, f"could not run ({detail[-1] if detail else code})")
-        return HookAnswer(
-            _parse_output(stdout.decode(errors="replace"), stderr.decode(errors="replace"), code)
-        )
-
-
-async def _kill(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        try:
-            if hasattr(os, "killpg"):
-                os.killpg(process.pid, signal.SIGKILL)
-            else:
-                process.kill()
-        except ProcessLookupError:
-            logger.debug("hook process %d already gone", process.pid)
-        await process.wait()
+            for pid in started:
+                unregister_group(pid)
+        stdout, stderr = done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
+        if done.returncode in (126, 127):  # the shell could not find or run it: no decision
+            detail = stderr.strip().splitlines()
+            return self._failed(
+                event, hook, f"could not run ({detail[-1] if detail else done.returncode})"
+            )
+        return HookAnswer(_parse_output(stdout, stderr, done.returncode))
 
 
 def decision_of(output: Mapping[str, Any]) -> str | None:

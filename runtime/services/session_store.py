@@ -17,14 +17,17 @@ page newest first from a cursor, delete, close. Two stores implement it:
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from runtime.errors import ConfigError, StreamActiveError
+from runtime.services.record import tool_calls
 from runtime.services.recording import (
     ChatRecordingService,
     ConversationRecord,
+    Message,
     SessionStore,
     SessionSummary,
     load_record,
@@ -190,6 +193,24 @@ class FileRecordStore:
 
     async def close(self) -> None:
         return None
+
+
+async def subagent_records(
+    records: RecordStore, messages: Sequence[Message]
+) -> dict[str, tuple[Message, ...]]:
+    """The recorded messages of the subagent sessions that `messages` ran (by the
+    `subagent` field of their tool calls), read only."""
+    found: dict[str, tuple[Message, ...]] = {}
+    for message in messages:
+        for call in tool_calls(message) if message["type"] == "gemini" else ():
+            run = call.get("subagent")
+            child_id = run.get("subagentSessionId") if isinstance(run, dict) else None
+            if not isinstance(child_id, str) or child_id in found:
+                continue
+            record = await records.read(child_id)
+            kind = record.metadata.get("kind") if record is not None else None
+            found[child_id] = tuple(record.messages) if record and kind == "subagent" else ()
+    return found
 
 
 def is_database_url(url: str) -> bool:

@@ -20,7 +20,6 @@ import logging
 import shutil
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ from runtime.errors import ConfigError, RuntimeAgentError
 from runtime.prompt import ClientPrompt
 from runtime.services.gemini_cli_chats import PREFIX as GEMINI_CLI_PREFIX
 from runtime.services.gemini_cli_chats import GeminiCliChats
-from runtime.services.record import tool_calls
 from runtime.services.recording import (
     ChatRecordingService,
     ConversationRecord,
@@ -44,12 +42,12 @@ from runtime.services.session_store import (
     RecordStore,
     SessionLeasedError,
     SessionPage,
+    subagent_records,
 )
 from runtime.session.agent_session import AgentSession, SessionFactory
 from runtime.session.factory import create_session
 from runtime.session.paths import outputs_dir
 from runtime.session.spec import OpenRequest, SessionSpec
-from runtime.tools.policy.modes import is_mode
 from runtime.workspace import workspace_dir
 
 logger = logging.getLogger(__name__)
@@ -154,7 +152,7 @@ class SessionService:
             fake_responses=self.flags.fake_responses,
             api_key_override=request.auth.api_key,
             prefer=request.auth.prefer,
-            model=(_restored(config, recorded[1]) if recorded is not None else config).model,
+            model=(config.restored(recorded[1].metadata) if recorded is not None else config).model,
         )
         client_prompt = request.client_prompt
         if recorded is None:
@@ -162,7 +160,7 @@ class SessionService:
             history: tuple[Any, ...] = ()
         else:
             recording, record = recorded
-            config = _restored(config, record)
+            config = config.restored(record.metadata)
             history = tuple(record.messages)
             if client_prompt is None:
                 client_prompt = ClientPrompt.from_record(record.metadata.get(CLIENT_PROMPT_KEY))
@@ -264,19 +262,9 @@ class SessionService:
     # ------------------------------------------------------------ records
 
     async def subagent_records(self, messages: Sequence[Message]) -> dict[str, tuple[Message, ...]]:
-        """The recorded messages of the subagent sessions that `messages` ran (by the
-        `subagent` field of their tool calls), read only, from whichever store holds them."""
-        found: dict[str, tuple[Message, ...]] = {}
-        for message in messages:
-            for call in tool_calls(message) if message["type"] == "gemini" else ():
-                run = call.get("subagent")
-                child_id = run.get("subagentSessionId") if isinstance(run, dict) else None
-                if not isinstance(child_id, str) or child_id in found:
-                    continue
-                record = await self.records().read(child_id)
-                kind = record.metadata.get("kind") if record is not None else None
-                found[child_id] = tuple(record.messages) if record and kind == "subagent" else ()
-        return found
+        """The recorded messages of the subagent sessions that `messages` ran
+        (`session_store.subagent_records`)."""
+        return await subagent_records(self.records(), messages)
 
     async def _recorded(
         self, session_id: str, cwd_raw: str
@@ -331,16 +319,6 @@ class SessionService:
 
     def _config(self, cwd: Path) -> RuntimeConfig:
         return resolve_config(cwd, self.flags, env=self.env, home=self._home)
-
-
-def _restored(config: RuntimeConfig, record: ConversationRecord) -> RuntimeConfig:
-    """The recorded mode and model choice over the configured ones."""
-    mode, choice = record.metadata.get("mode"), record.metadata.get("modelChoice")
-    if isinstance(mode, str) and is_mode(mode):
-        config = replace(config, approval_mode=mode)
-    if isinstance(choice, str) and choice:
-        config = config.with_model(choice)
-    return config
 
 
 def _same_workspace(record: ConversationRecord, cwd_raw: str) -> None:

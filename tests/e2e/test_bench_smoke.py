@@ -246,6 +246,7 @@ def test_first_group_beside_a_stand_in_peer(box: common.Sandbox, stand_in_peer: 
     cold = [
         "first_init",
         "first_session_new",
+        "first_session_new_request",
         "first_chunk",
         "first_read_spawn",
         "first_read",
@@ -269,6 +270,11 @@ def test_first_group_beside_a_stand_in_peer(box: common.Sandbox, stand_in_peer: 
     assert replayed and int(replayed.group(1)) >= 2 * first_bench.LOADED_PROMPTS
     assert len(notes) == 2 and "google" in notes[1]
     assert "spawn → 1st chunk, prompt sent at once" in bench.render_tables(metrics)
+    side = bench.render_side_by_side(metrics, (1.5, 2.5)).splitlines()
+    assert side[0] == "cold and warm-served side by side (load 1.50 → 2.50)"
+    header = [cell.strip() for cell in side[1].split(" | ")]
+    assert header[1].startswith("Gemini CLI") and header[2:] == ["cold", "warm-served"]
+    assert len(side) == 3 + len(cold)  # title, header, rule, one row per figure
 
 
 def test_first_spawn_group_beside_no_warm(box: common.Sandbox) -> None:

@@ -6,6 +6,8 @@ Each hook is a small Python script that logs the JSON it got (one line per call 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -275,3 +277,24 @@ async def test_pre_compress_fires_for_automatic_and_manual_compression(
     triggers = [c["trigger"] for c in calls(tmp_path, "pre_compress")]
     assert triggers == ["auto", "manual"]
     assert agent.text().count("Compressed the conversation") == 2
+
+
+async def test_a_hook_that_leaves_a_child_running_does_not_hold_the_turn(
+    make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
+) -> None:
+    """Its `sleep 60 &` keeps the hook's stdout open for 60 s; the hook's answer is
+    what it wrote before it exited."""
+    pid_file = tmp_path / "left.pid"
+    context = {"hookSpecificOutput": {"additionalContext": "Branch: main"}}
+    command = f"sleep 60 & echo $! > {pid_file}; cat > /dev/null; echo '{json.dumps(context)}'"
+    settings(tmp_path, {"BeforeAgent": [group(command)]})
+    fake_gemini.add(text_response("answered"))
+    agent = await start_agent(make_agent, tmp_path, fake_gemini, EDITOR)
+    started = time.monotonic()
+    try:
+        assert await agent.prompt("go") == {"stopReason": "end_turn"}
+        assert time.monotonic() - started < 30  # not the 60 s of what the hook left behind
+    finally:
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert "Branch: main" in json.dumps(fake_gemini.generate_requests[-1].contents)
+    assert agent.text() == "answered"

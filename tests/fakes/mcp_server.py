@@ -217,14 +217,25 @@ def main() -> None:
     parser.add_argument(
         "--mode",
         default="normal",
-        choices=["normal", "exit", "hang", "stubborn", "gated", "resources-only", "prompts-only"],
+        choices=[
+            "normal",
+            "exit",
+            "exit-leaving-child",
+            "hang",
+            "stubborn",
+            "gated",
+            "resources-only",
+            "prompts-only",
+        ],
     )
     parser.add_argument("--transport", default="stdio", choices=["stdio", "http", "sse"])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--name", default="fake")
     options = parser.parse_args()
     _write_pid()
-    if options.mode == "exit":
+    if options.mode == "exit-leaving-child":  # the child holds stdout and stderr for 120 s
+        subprocess.Popen(["sleep", "120"])  # noqa: S607 - a test fake
+    if options.mode in ("exit", "exit-leaving-child"):
         sys.stderr.write("fake MCP server: refusing to start\n")
         sys.exit(3)
     if options.mode == "hang":

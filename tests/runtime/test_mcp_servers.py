@@ -286,3 +286,21 @@ async def test_http_and_sse_servers_get_their_headers_and_their_end_is_reported(
         "MCP server 'events'",
         "MCP server 'web'",
     ]
+
+
+@pytest.mark.timeout(180)
+async def test_a_server_that_exits_leaving_a_child_on_its_stdout_is_reported_at_its_exit(
+    open_servers: list[McpServers], tmp_path: Path
+) -> None:
+    """Its `sleep 120` keeps the server's stdout open: the start-up must not wait for it
+    (90 s of start-up timeout), and what the server left behind is stopped."""
+    started = time.monotonic()
+    [(servers, tools)] = await connect_groups(
+        open_servers, tmp_path, [((stdio("leaver", "--mode", "exit-leaving-child"),), 90.0)]
+    )
+    assert time.monotonic() - started < 45.0  # at the server's exit, not at the timeout
+    assert tools == {}
+    assert servers.take_notices() == [
+        "MCP server 'leaver' could not be started (exited with code 3: fake MCP server: "
+        "refusing to start); continuing without its tools."
+    ]

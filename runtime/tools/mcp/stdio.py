@@ -9,10 +9,12 @@ module does the same job in the same shape (anyio memory streams of
 
 The server runs in its own process group (`start_new_session`), registered while it
 lives; it starts behind `runtime.processes`' gate (its stdin's first line), so it runs
-only once registered. Shutdown: close its stdin, wait briefly, SIGTERM the group, wait briefly,
-SIGKILL; a cancelled shutdown kills at once. Lines on stdout that are not JSON-RPC
-are logged and skipped (some servers print banners there); stderr lines are logged
-at debug level and the last ones kept in `stderr_tail`.
+only once registered. A server that exits is taken as gone at its exit, even if a
+process it started still holds its stdout (that group is then stopped). Shutdown: close
+its stdin, wait briefly, SIGTERM the group, wait briefly, SIGKILL; a cancelled shutdown
+kills at once. Lines on stdout that are not JSON-RPC are logged and skipped (some
+servers print banners there); stderr lines are logged at debug level and the last ones
+kept in `stderr_tail`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
+from runtime.child_pipes import EXIT_GRACE_S
 from runtime.processes import GATE_LINE, gated, kill_group, register_group, unregister_group
 from runtime.services.secrets import child_environment
 from runtime.tools.io.process_group import group_alive
@@ -48,6 +51,8 @@ STOP_GRACE_S = 0.25
 
 
 _POLL_S = 0.01
+_EXIT_POLL_S = 0.25
+"""How often a running server's exit is looked for (its stdout may outlive it)."""
 _TAIL_LINES = 20
 
 Streams = tuple[
@@ -134,6 +139,7 @@ class StdioServerProcess:
                 group.start_soon(self._read_stdout, process, read_writer)
                 group.start_soon(self._write_stdin, process, write_reader, read_writer)
                 group.start_soon(self._read_stderr, process)
+                group.start_soon(self._watch_exit, process)
                 try:
                     yield read_stream, write_stream
                 finally:
@@ -213,6 +219,17 @@ class StdioServerProcess:
         if text:
             self.stderr_tail.append(text)
             logger.debug("MCP server %s (stderr): %s", self.config.name, text)
+
+    async def _watch_exit(self, process: Process) -> None:
+        """A server that exits is lost at its exit (plus `EXIT_GRACE_S`), not when the
+        last process it left behind closes its stdout: what is left of its group is
+        stopped, which ends the pipes."""
+        while process.returncode is None:
+            await anyio.sleep(_EXIT_POLL_S)
+        await anyio.sleep(EXIT_GRACE_S)
+        if not self._exited:
+            logger.info("MCP server %s exited; stopping what it left running", self.config.name)
+            kill_group(process.pid, signal.SIGKILL)
 
     def _mark_exited(self) -> None:
         if not self._exited:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from acp_server.early import answer_session_new
@@ -45,3 +47,26 @@ def test_with_a_key_it_answers_a_session(tmp_path: Path) -> None:
     assert early is not None and not early.refused
     result = _sent(stream)["result"]
     assert isinstance(result, dict) and result["sessionId"] == early.session_id
+
+
+def test_answering_early_imports_only_the_light_modules(tmp_path: Path) -> None:
+    """The answer is for the time pydantic, pygls and ADK load on other threads: in a
+    fresh interpreter, it imports none of them (the errors' module included)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    script = (
+        "import io, json, sys\n"
+        "from acp_server.early import answer_session_new\n"
+        "from acp_server.stdio import Output\n"
+        "from runtime.config import AgentFlags\n"
+        f"line = {_new(tmp_path)!r}.encode()\n"
+        "for env in ({'HOME': sys.argv[1], 'GEMINI_API_KEY': 'k'}, {'HOME': sys.argv[1]}):\n"
+        "    assert answer_session_new(line, Output(io.BytesIO()), AgentFlags(), env)\n"
+        "heavy = ('pydantic', 'pygls', 'google', 'runtime.protocol')\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in heavy\n"
+        "                        or m == 'runtime.protocol')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(home)], capture_output=True, text=True, check=True
+    )
+    assert json.loads(done.stdout) == []
