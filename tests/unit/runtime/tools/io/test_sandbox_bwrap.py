@@ -140,12 +140,15 @@ async def test_each_hidden_secret_reads_as_absent(box: Box) -> None:
         (box.home / name).write_text(SECRET)
     (box.ws / ".env").write_text(f"TOKEN={SECRET}\n")
     (box.ws / ".env.local").write_text(f"TOKEN={SECRET}\n")
+    (box.ws / "services" / "api").mkdir(parents=True)
+    (box.ws / "services" / "api" / ".env").write_text(f"TOKEN={SECRET}\n")  # nested too
     (box.ws / "visible.txt").write_text("seen\n")
     every = [*(f"{n}/key" for n in folders), *files, ".config/adk-acp/credentials.json"]
     reads = " ".join(f"cat {box.home}/{name};" for name in every)
     lists = " ".join(f"ls -A {box.home}/{name};" for name in folders)
     result = await box.runner().run(
-        f"{reads} {lists} cat .env .env.local visible.txt; grep -rs {SECRET} {box.home} . ; true",
+        f"{reads} {lists} cat .env .env.local services/api/.env visible.txt; "
+        f"grep -rs {SECRET} {box.home} . ; true",
         box.ws,
         30,
     )

@@ -11,7 +11,7 @@ from runtime.tools.io.sandbox import Sandbox, SandboxSettings, resolve_sandbox
 from runtime.tools.io.sandbox.bwrap import BwrapLayout, bwrap_args
 from runtime.tools.io.sandbox.denials import sandbox_denial
 from runtime.tools.io.sandbox.seatbelt import seatbelt_profile
-from runtime.tools.io.sandbox.secrets import existing_secrets
+from runtime.tools.io.sandbox.secrets import env_files, existing_secrets
 
 WRITE = SandboxSettings("workspace-write")
 
@@ -167,3 +167,16 @@ def test_seatbelt_profile_of_each_mode(tmp_path: Path) -> None:
     assert f'"{tmp_path}/w\\"s"' not in read_only  # nothing of the workspace is writable
     networked = seatbelt_profile(SandboxSettings("workspace-write", network=True), (ws,), ())
     assert "(allow network*)" in networked.splitlines()
+
+
+def test_env_files_are_found_in_every_folder_of_a_root_but_tool_trees(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    for name in ("services/api/.env", "deep/a/b/c/.env.production", ".envrc",
+                 "node_modules/pkg/.env", ".git/.env", "link/.env"):  # fmt: skip
+        path = ws / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("secret")
+    (ws / "linked").symlink_to(ws / "link")  # a folder link: not followed twice
+    (ws / "services" / "env.example").write_text("not a secret")
+    found = {str(p.relative_to(ws)) for p in env_files((ws,))}
+    assert found == {"services/api/.env", "deep/a/b/c/.env.production", ".envrc", "link/.env"}
