@@ -586,7 +586,8 @@ def first_rows(
             unit="MB",
             target=130.0,
             note=(
-                "the spawn and its child of the warm server (which shares the server's pages): "
+                "the spawn, its child of the warm server (which shares the server's pages) "
+                "and the child's watchdog: "
                 if warm
                 else "the agent's process tree: "
             )

@@ -271,54 +271,78 @@ def _openai_api_metrics(
     finally:
         server.stop()
     note = "--model openai/fake-model against tests/fakes/openai_server.py (SSE, /v1)"
+    return _turn_metrics(
+        ours,
+        floor,
+        "_openai",
+        ", OpenAI-compatible",
+        new_note=note,
+        cold_note="the first call also builds the openai client",
+    )
+
+
+def _turn_metrics(
+    ours: list[ApiRun],
+    floor: list[ApiRun],
+    key: str,
+    label: str,
+    *,
+    new_note: str = "",
+    cold_note: str = "",
+    cancel_note: str = "",
+) -> list[Metric]:
+    """The rows every provider's `api` run prints: session/new warmed up, the first chunk
+    cold and warm, a cancel (`key`, `label`: the provider's suffixes)."""
     return [
         Metric(
-            "session_new_warm_openai",
-            "session/new, warmed up, OpenAI-compatible",
+            f"session_new_warm{key}",
+            f"session/new, warmed up{label}",
             "ms",
             [r.session_new for r in ours],
             [r.session_new for r in floor],
             target=0.020,
-            note=note,
+            note=new_note,
         ),
         Metric(
-            "first_chunk_cold_http_openai",
-            "prompt → 1st chunk, cold, OpenAI-compatible",
+            f"first_chunk_cold_http{key}",
+            f"prompt → 1st chunk, cold, {label.removeprefix(', ') or 'HTTP'}",
             "ms",
             [r.cold_first_chunk for r in ours],
             [r.cold_first_chunk for r in floor],
-            note="the first call also builds the openai client",
+            note=cold_note,
         ),
         Metric(
-            "first_chunk_warm_http_openai",
-            "prompt → 1st chunk, warm, OpenAI-compatible",
+            f"first_chunk_warm_http{key}",
+            f"prompt → 1st chunk, warm, {label.removeprefix(', ') or 'HTTP'}",
             "ms",
             [r.warm_first_chunk for r in ours],
             [r.warm_first_chunk for r in floor],
         ),
         Metric(
-            "cancel_openai",
-            "session/cancel → cancelled, OpenAI-compatible",
+            f"cancel{key}",
+            f"session/cancel → cancelled{label}",
             "ms",
             [v for r in ours for v in r.cancels],
             [v for r in floor for v in r.cancels],
             target=0.050,
+            note=cancel_note,
         ),
     ]
 
 
 def _gemini_api_metrics(ours: list[ApiRun], floor: list[ApiRun], settled: float) -> list[Metric]:
+    new, cold, warm, cancel = _turn_metrics(
+        ours,
+        floor,
+        "",
+        "",
+        new_note="API-key mode; after the warm-up settled (median "
+        f"{settled:.1f} s after initialize)",
+        cold_note="API-key mode: includes the HTTP round trip to the local fake server",
+        cancel_note="sent 0–40 ms after the 2nd chunk of a reply streaming 50 ms per chunk",
+    )
     return [
-        Metric(
-            "session_new_warm",
-            "session/new, warmed up",
-            "ms",
-            [r.session_new for r in ours],
-            [r.session_new for r in floor],
-            target=0.020,
-            note="API-key mode; after the warm-up settled (median "
-            f"{settled:.1f} s after initialize)",
-        ),
+        new,
         Metric(
             "rss_after_session_new",
             "RSS after session/new",
@@ -336,30 +360,9 @@ def _gemini_api_metrics(ours: list[ApiRun], floor: list[ApiRun], settled: float)
             [r.session_new_second for r in floor],
             note="API-key mode",
         ),
-        Metric(
-            "first_chunk_cold_http",
-            "prompt → 1st chunk, cold, HTTP",
-            "ms",
-            [r.cold_first_chunk for r in ours],
-            [r.cold_first_chunk for r in floor],
-            note="API-key mode: includes the HTTP round trip to the local fake server",
-        ),
-        Metric(
-            "first_chunk_warm_http",
-            "prompt → 1st chunk, warm, HTTP",
-            "ms",
-            [r.warm_first_chunk for r in ours],
-            [r.warm_first_chunk for r in floor],
-        ),
-        Metric(
-            "cancel",
-            "session/cancel → cancelled",
-            "ms",
-            [v for r in ours for v in r.cancels],
-            [v for r in floor for v in r.cancels],
-            target=0.050,
-            note="sent 0–40 ms after the 2nd chunk of a reply streaming 50 ms per chunk",
-        ),
+        cold,
+        warm,
+        cancel,
         Metric(
             "warmup_settled",
             "initialize → warm-up done",

@@ -115,6 +115,14 @@ def _namespace_argv() -> list[str]:
     mounts = (
         "mount -t tmpfs tmpfs /tmp && { [ ! -d /run/user ] || mount -t tmpfs tmpfs /run/user; }"
     )
+    # a checkout or virtual environment under /tmp (a CI clone there) stays visible: the
+    # real /tmp is kept at /mnt (in this namespace only) and each one bound back
+    kept = sorted(
+        {p.relative_to("/tmp").parts[0] for p in (REPO, Path(sys.prefix)) if _under_tmp(p)}
+    )
+    if kept:
+        binds = " && ".join(f"mkdir -p /tmp/{k} && mount --bind /mnt/{k} /tmp/{k}" for k in kept)
+        mounts = f"mount --bind /tmp /mnt && {mounts} && {binds}"
     as_root = [] if os.getuid() == 0 else ["--map-root-user"]
     return [
         unshare,
@@ -130,6 +138,11 @@ def _namespace_argv() -> list[str]:
         str(SPAWNS),
         "/tmp",
     ]
+
+
+def _under_tmp(path: Path) -> bool:
+    resolved = path.resolve()
+    return resolved != Path("/tmp") and resolved.is_relative_to("/tmp")
 
 
 def _namespaces_allowed() -> bool:

@@ -55,6 +55,9 @@ class BwrapLayout:
     unset_env: tuple[str, ...] = ()
     die_with_parent: bool = True
     new_session: bool = False
+    installation: tuple[Path, ...] = ()
+    """The agent's own installation (its interpreter's environment, its packages): kept
+    visible, read-only, when it lies under the private `/tmp`."""
 
 
 def bwrap_args(settings: SandboxSettings, layout: BwrapLayout) -> list[str]:
@@ -67,11 +70,14 @@ def bwrap_args(settings: SandboxSettings, layout: BwrapLayout) -> list[str]:
     if layout.new_session:
         args.append("--new-session")
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for path in _outermost(layout.installation):
+        if path.is_relative_to("/tmp") and path != Path("/tmp"):
+            args += ["--ro-bind", str(path), str(path)]
     bind = "--bind" if settings.mode == "workspace-write" else "--ro-bind"
     for root in _outermost(layout.roots):
         args += [bind, str(root), str(root)]  # after /tmp: a root under /tmp stays visible
     for path, is_dir in layout.secrets:
-        if _under_private_tmp(path, layout.roots):
+        if _under_private_tmp(path, (*layout.roots, *layout.installation)):
             continue  # the private /tmp hides it already
         if is_dir:
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]

@@ -27,6 +27,14 @@ editor's terminal (the editor's own environment), or a background command whose
 launcher exits at once."""
 
 
+def installation() -> tuple[Path, ...]:
+    """Where the agent itself lives: its interpreter's environments and the folder of
+    its packages (a checkout, for an editable install). A command may run the agent's
+    own tools (a stdio MCP server shipped beside it), and none of it is a secret."""
+    packages = Path(__file__).resolve().parents[4]  # the folder holding `runtime/`
+    return tuple({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), packages})
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """The sandbox of one session's commands (`settings`), for its `roots`, with the
@@ -96,6 +104,7 @@ class Sandbox:
             unset_env=self._editor_secrets() if purpose == "terminal" else (),
             die_with_parent=purpose != "background",
             new_session=purpose == "terminal",
+            installation=installation(),
         )
         return [self.program, *bwrap_args(self.settings, layout), "--", *argv]
 

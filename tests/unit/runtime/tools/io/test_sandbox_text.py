@@ -180,3 +180,23 @@ def test_env_files_are_found_in_every_folder_of_a_root_but_tool_trees(tmp_path: 
     (ws / "services" / "env.example").write_text("not a secret")
     found = {str(p.relative_to(ws)) for p in env_files((ws,))}
     assert found == {"services/api/.env", "deep/a/b/c/.env.production", ".envrc", "link/.env"}
+
+
+def test_the_agent_s_installation_under_tmp_stays_visible_read_only(tmp_path: Path) -> None:
+    """A checkout or virtual environment under /tmp (a CI clone) is bound back into the
+    private /tmp, read-only, before the roots; a secret inside it is still covered."""
+    settings = SandboxSettings(mode="workspace-write")
+    secret = Path("/tmp/agent/home/.netrc")
+    layout = BwrapLayout(
+        roots=(Path("/tmp/agent/ws"),),
+        cwd=Path("/tmp/agent/ws"),
+        secrets=((secret, False),),
+        installation=(Path("/tmp/agent"), Path("/tmp/agent/.venv"), Path("/usr")),
+    )
+    args = bwrap_args(settings, layout)
+    kept = args.index("/tmp/agent")
+    assert args[kept - 1 : kept + 2] == ["--ro-bind", "/tmp/agent", "/tmp/agent"]
+    assert args.index("--tmpfs") < kept < args.index("/tmp/agent/ws")  # roots writable after
+    assert "/usr" not in args[args.index("--tmpfs") :]  # not under /tmp: nothing to add
+    assert args.count("/tmp/agent") == 2  # the venv inside it is not bound again
+    assert args[args.index(str(secret)) - 2] == "--ro-bind"  # still covered
