@@ -45,6 +45,7 @@ COMMANDS_HELP = """commands:
   adk-acp --login            save a Gemini API key for the agent
   adk-acp serve [options]    serve the agent over WebSocket and HTTP (serve --help)
   adk-acp connect URL        bridge a stdio editor to a served agent (connect --help)
+  adk-acp warm status|stop   the warm per-user server: is one running, stop it
 """
 
 

@@ -325,6 +325,7 @@ def test_help_lists_the_subcommands_one_line_each() -> None:
     done = subprocess.run([*AGENT, "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     commands = done.stdout.split("commands:", 1)[1].splitlines()
-    for command in ("adk-acp serve ", "adk-acp connect ", "adk-acp --login", "adk-acp -p "):
+    for command in ("adk-acp serve ", "adk-acp connect ", "adk-acp warm ", "adk-acp --login",
+                    "adk-acp -p "):  # fmt: skip
         (line,) = [each for each in commands if each.strip().startswith(command)]
         assert len(line.split(None, 3)) == 4, line  # the command, then what it does
