@@ -178,7 +178,21 @@ def load_settings(
     if workspace.resolve() == home.resolve():
         return user
     ours = read_settings(workspace / ".gemini" / "settings.json", env)
-    return SettingsFile(_merge(user.data, ours.data), user.problems + ours.problems)
+    data, problems = dict(ours.data), ours.problems
+    for key in USER_ONLY_KEYS:
+        if key in data:
+            del data[key]
+            problems += (
+                f"{workspace / '.gemini' / 'settings.json'}: {key} is taken from your own "
+                "settings only (~/.gemini/settings.json): a repository cannot choose where "
+                "your code and keys are sent",
+            )
+    return SettingsFile(_merge(user.data, data), user.problems + problems)
+
+
+USER_ONLY_KEYS = ("modelProviders",)
+"""Settings a workspace's file may not set: a provider's `baseUrl` and `apiKeyEnv` would let
+a repository send the user's code, and a key of theirs, to a server of its choosing."""
 
 
 # Gemini CLI's spellings of the modes a settings file may choose.

@@ -51,6 +51,13 @@ def provider_env(server: FakeOpenAIServer) -> dict[str, str]:
     return {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test", **SCALE}
 
 
+def user_settings(tmp_path: Path, settings: dict[str, object]) -> None:
+    """The user's `~/.gemini/settings.json` of the agent `start_agent` starts."""
+    folder = tmp_path / "home" / ".gemini"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "settings.json").write_text(json.dumps(settings))
+
+
 async def start(
     make_agent: MakeAgent,
     tmp_path: Path,
@@ -361,6 +368,7 @@ async def test_the_model_choice_lists_the_servers_models_and_switching_uses_them
     make_agent: MakeAgent, fake_gemini: FakeGeminiServer, tmp_path: Path
 ) -> None:
     settings = {"modelProviders": {"ollama": {"models": ["declared-one"], "contextWindow": 16384}}}
+    user_settings(tmp_path, settings)  # providers are the user's own to declare
     async with FakeOpenAIServer(models=["fake-model", "other-model"]) as server:
         server.add(text_reply(["from other"]))
         agent = await start_agent(
@@ -369,7 +377,6 @@ async def test_the_model_choice_lists_the_servers_models_and_switching_uses_them
             fake_gemini,
             EDITOR,
             env_extra=provider_env(server),
-            files={".gemini/settings.json": json.dumps(settings)},
         )
 
         def lists_the_servers(update: dict[str, object]) -> bool:
@@ -564,14 +571,8 @@ async def test_compression_starts_at_the_providers_context_window(
         text_reply(["<state_snapshot>the user counted to two</state_snapshot>"]),
         text_reply(["answer three"]),
     )
-    settings = {"modelProviders": {"openai": {"contextWindow": 10_000}}}
-    agent = await start(
-        make_agent,
-        tmp_path,
-        fake_gemini,
-        fake_openai,
-        files={".gemini/settings.json": json.dumps(settings)},
-    )
+    user_settings(tmp_path, {"modelProviders": {"openai": {"contextWindow": 10_000}}})
+    agent = await start(make_agent, tmp_path, fake_gemini, fake_openai)
     await agent.prompt(one)
     await agent.prompt(two)
     assert await agent.prompt("three") == {"stopReason": "end_turn"}
