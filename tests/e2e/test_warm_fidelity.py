@@ -25,7 +25,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -39,7 +38,7 @@ from tests.debian_packages import ensure_package
 from tests.e2e.acp_client import AGENT_COMMAND, AcpTestClient
 from tests.e2e.model_script import call, text
 from tests.e2e.spine import MakeAgent, agent_env, dirs
-from tests.e2e.test_warm_server import WarmPlace, _wait_ready
+from tests.e2e.test_warm_server import WarmPlace, foreground_server
 from tests.fakes.gemini_server import FakeGeminiServer, text_response
 
 pytestmark = [
@@ -116,29 +115,8 @@ print(json.dumps(wire.LineReader(sock).next()))
 def warm() -> Iterator[WarmPlace]:
     """This module's warm server, started in the foreground, unrestricted."""
     assert os.geteuid() == 0, "the fidelity tier needs root (as in CI): its wrappers do"
-    runtime = Path(tempfile.mkdtemp(prefix="af", dir="/tmp"))  # short: a socket path ≤ 107
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), place.IDLE_ENV: "600"}
-    env.pop(place.NO_WARM_ENV, None)
-    folder = place.folder(env)
-    key = place.install_key()
-    log = open(Path(folder, f"{key}.log"), "wb")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(
-        [sys.executable, "-P", "-m", "acp_server.warm.server", folder],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        _wait_ready(folder, key, "the fidelity tier's server")
-        yield WarmPlace(runtime, folder, key, server)
-    finally:
-        place.stop_server(folder, key)
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
-        shutil.rmtree(runtime, ignore_errors=True)
+    with foreground_server("af", "the fidelity tier's server") as started:
+        yield started
 
 
 def _cgroup2_folder(path: str) -> Path:

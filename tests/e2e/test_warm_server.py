@@ -8,6 +8,7 @@ it is served in its log: "warm: served by child N" or "cold: ...".
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -70,11 +71,13 @@ def _wait_ready(folder: str, key: str, what: str) -> None:
         time.sleep(0.05)
 
 
-@pytest.fixture(scope="module")
-def warm() -> Iterator[WarmPlace]:
-    runtime = Path(tempfile.mkdtemp(prefix="aw", dir="/tmp"))  # short: a socket path ≤ 107
+@contextlib.contextmanager
+def foreground_server(prefix: str, what: str) -> Iterator[WarmPlace]:
+    """A warm server of this installation in a private runtime folder of its own (its log
+    in the folder), started in the foreground and stopped (a restarted one too) at the end."""
+    runtime = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))  # short: a socket path ≤ 107
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), place.IDLE_ENV: "600"}
-    env.pop("ADK_ACP_NO_WARM", None)
+    env.pop(place.NO_WARM_ENV, None)
     folder = place.folder(env)
     key = place.install_key()
     log = open(Path(folder, f"{key}.log"), "wb")  # noqa: SIM115 - closed below
@@ -87,14 +90,20 @@ def warm() -> Iterator[WarmPlace]:
         start_new_session=True,
     )
     try:
-        _wait_ready(folder, key, "the module's server")
+        _wait_ready(folder, key, what)
         yield WarmPlace(runtime, folder, key, server)
     finally:
-        place.stop_server(folder, key)  # a restarted one too
+        place.stop_server(folder, key)
         server.terminate()
         server.wait(timeout=30)
         log.close()
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def warm() -> Iterator[WarmPlace]:
+    with foreground_server("aw", "the module's server") as started:
+        yield started
 
 
 def _how(client: AcpTestClient) -> tuple[int, int] | None:
